@@ -2,4 +2,4 @@
 
 
 class ProfileError(ValueError):
-    """A profile path or file that cannot be opened; the message says which file, what is wrong, what to do."""
+    """A path or file that cannot be opened; the message says which, what is wrong, what to do."""

@@ -21,7 +21,7 @@ _TYPES = {
     "bytes": _F.TYPE_BYTES,
 }
 
-# message name -> [(field name, number, type, repeated)]; a type not in _TYPES names a message.
+# message name -> [(field name, number, type, repeated)]; other types name messages.
 _XSPACE = {
     "XSpace": [("planes", 1, "XPlane", True), ("errors", 2, "string", True),
                ("warnings", 3, "string", True), ("hostnames", 4, "string", True)],

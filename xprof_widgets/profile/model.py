@@ -1,0 +1,283 @@
+"""`Profile`: one run's events from every host, as flat columns and small tables.
+
+Events live in numpy columns (start, duration, metadata row, depth), grouped by track and
+ordered by start within a track; tracks, sections and event metadata are DataFrames. Times
+are integer picoseconds after the earliest event, so nothing is lost to float rounding.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfileError
+from .trace_data import HostTrace
+
+PS_PER_US = 1_000_000
+
+
+class Profile:
+    """A decoded profile; build it with `xprof_widgets.open_profile`."""
+
+    def __init__(self, hosts: list[HostTrace], source: str, run: str | None = None,
+                 runs: pd.DataFrame | None = None):
+        if not hosts:
+            raise ProfileError(f"{source}: no host profile to open.")
+        self.source = source
+        self.run = run
+        self.runs = runs if runs is not None else pd.DataFrame(
+            {"run": [run], "hosts": [[h.host for h in hosts]], "path": [source]})
+        self.hosts = [h.host for h in hosts]
+        self._hosts = hosts
+        self._event_base = np.cumsum([0] + [h.n_events for h in hosts])
+        self._meta_base = np.cumsum([0] + [len(h.names) for h in hosts])
+        self._section_base = np.cumsum([0] + [len(h.sections) for h in hosts])
+        self.start_ps, self.duration_ps, self.meta, self.depth = self._merge_columns()
+        self.sections = self._section_table()
+        self.tracks = self._track_table()
+        if not len(self.tracks):
+            raise ProfileError(
+                f"{source}: the profile holds no events (planes: "
+                f"{', '.join(self.sections['name']) or 'none'}). Capture again while the program "
+                "runs, e.g. with jax.profiler.trace around a few training steps.")
+        self.warnings = [w for h in hosts for w in h.warnings]
+
+    # ---- building -------------------------------------------------------------------------
+    def _merge_columns(self) -> tuple[np.ndarray, ...]:
+        base_ns = min(h.base_ns for h in self._hosts)
+        for h in self._hosts:
+            if h.base_ns != base_ns:
+                h.start_ps += (h.base_ns - base_ns) * 1000
+                h.base_ns = base_ns
+        starts = [h.start_ps for h in self._hosts if h.n_events]
+        t0 = int(min(s.min() for s in starts)) if starts else 0
+        for h in self._hosts:
+            h.start_ps -= t0
+        self.origin_ns = base_ns + t0 / 1000
+        if len(self._hosts) == 1:
+            h = self._hosts[0]
+            return h.start_ps, h.duration_ps, h.meta, h.depth
+        meta = np.concatenate([h.meta + np.int32(b)
+                               for h, b in zip(self._hosts, self._meta_base[:-1], strict=True)])
+        return (np.concatenate([h.start_ps for h in self._hosts]),
+                np.concatenate([h.duration_ps for h in self._hosts]), meta,
+                np.concatenate([h.depth for h in self._hosts]))
+
+    def _section_table(self) -> pd.DataFrame:
+        rows = [{"host": h.host, "name": s.name, "kind": s.kind, "stats": s.stats}
+                for h in self._hosts for s in h.sections]
+        return pd.DataFrame(rows, columns=["host", "name", "kind", "stats"])
+
+    def _track_table(self) -> pd.DataFrame:
+        rows = []
+        for hi, h in enumerate(self._hosts):
+            for t in h.tracks:
+                section = h.sections[t.section]
+                rows.append({
+                    "host": h.host, "section": section.name, "section_kind": section.kind,
+                    "name": t.name, "kind": t.kind,
+                    "section_id": self._section_base[hi] + t.section,
+                    "first_event": self._event_base[hi] + t.first,
+                    "end_event": self._event_base[hi] + t.end,
+                    "_order": (hi, section.sort_key, t.section, t.sort_key)})
+        columns = ["host", "section", "section_kind", "name", "kind", "n_events", "start_us",
+                   "end_us", "max_depth", "section_id", "first_event", "end_event"]
+        if not rows:
+            return pd.DataFrame(columns=columns)
+        rows.sort(key=lambda r: r.pop("_order"))
+        table = pd.DataFrame(rows)
+        first = table["first_event"].to_numpy(np.int64)
+        end = table["end_event"].to_numpy(np.int64)
+        table["n_events"] = end - first
+        table["start_us"] = self.start_ps[first] / PS_PER_US
+        ends = self.start_ps + self.duration_ps
+        table["end_us"] = np.maximum.reduceat(ends, first) / PS_PER_US if len(ends) else 0.0
+        table["max_depth"] = np.maximum.reduceat(self.depth, first).astype(np.int64)
+        table.index.name = "track"
+        return table[columns]
+
+    # ---- metadata -------------------------------------------------------------------------
+    @cached_property
+    def metadata(self) -> pd.DataFrame:
+        """One row per event metadata: name (full, e.g. HLO text), display_name, section, stats."""
+        return pd.DataFrame({
+            "name": [n for h in self._hosts for n in h.names],
+            "display_name": [n for h in self._hosts for n in h.display_names],
+            "section_id": np.concatenate([h.meta_section + b for h, b in
+                                          zip(self._hosts, self._section_base[:-1], strict=True)]),
+            "stats": [s for h in self._hosts for s in h.meta_stats],
+        })
+
+    @cached_property
+    def display_names(self) -> np.ndarray:
+        """Short name per metadata row, as an object array indexable by `meta`."""
+        return np.array([n for h in self._hosts for n in h.display_names], dtype=object)
+
+    @property
+    def n_events(self) -> int:
+        return int(self.start_ps.shape[0])
+
+    @property
+    def duration_us(self) -> float:
+        return float((self.start_ps + self.duration_ps).max()) / PS_PER_US
+
+    # ---- events ---------------------------------------------------------------------------
+    def track_ids(self, track: int | str | list | None = None) -> np.ndarray:
+        """Track ids for an id, a name (`"XLA Ops"` or `"/device:TPU:0/XLA Ops"`), or a list."""
+        if track is None:
+            return self.tracks.index.to_numpy()
+        if isinstance(track, (list, tuple, np.ndarray, pd.Index)):
+            return np.unique(np.concatenate([self.track_ids(t) for t in track]))
+        if isinstance(track, (int, np.integer)):
+            if track not in self.tracks.index:
+                raise KeyError(f"no track {track}; tracks are 0..{len(self.tracks) - 1}")
+            return np.array([track])
+        full = self.tracks["section"] + "/" + self.tracks["name"]
+        hits = self.tracks.index[(self.tracks["name"] == track) | (full == track)].to_numpy()
+        if not hits.shape[0]:
+            raise KeyError(f"no track named {track!r}; see Profile.tracks for the names")
+        return hits
+
+    def event_indices(self, start: float | None = None, end: float | None = None,
+                      track: int | str | list | None = None, name: str | None = None) -> np.ndarray:
+        """Global indices of events overlapping [start, end] (us) on the tracks, name matching."""
+        ids = self.track_ids(track)
+        first = self.tracks.loc[ids, "first_event"].to_numpy(np.int64)
+        end_event = self.tracks.loc[ids, "end_event"].to_numpy(np.int64)
+        ranges = [np.arange(a, b) for a, b in zip(first, end_event, strict=True)]
+        idx = np.concatenate(ranges) if ranges else np.empty(0, np.int64)
+        keep = np.ones(idx.shape[0], bool)
+        if start is not None:
+            keep &= self.start_ps[idx] + self.duration_ps[idx] >= round(start * PS_PER_US)
+        if end is not None:
+            keep &= self.start_ps[idx] <= round(end * PS_PER_US)
+        if name is not None:
+            keep &= self.name_mask(name)[self.meta[idx]]
+        return idx[keep]
+
+    def name_mask(self, pattern: str, regex: bool = True) -> np.ndarray:
+        """Which metadata rows match: by regex search over both full and display names."""
+        matcher = re.compile(pattern if regex else re.escape(pattern))
+        md = self.metadata
+        pairs = zip(md["name"], md["display_name"], strict=True)
+        return np.fromiter((bool(matcher.search(a) or matcher.search(b)) for a, b in pairs),
+                           bool, len(md))
+
+    def events(self, start: float | None = None, end: float | None = None,
+               track: int | str | list | None = None, name: str | None = None) -> pd.DataFrame:
+        """Events as a DataFrame (`start_us`, `duration_us`, name, track, depth), in track order."""
+        return self.events_frame(self.event_indices(start, end, track, name))
+
+    def events_frame(self, idx: np.ndarray) -> pd.DataFrame:
+        """The DataFrame face of given global event indices."""
+        idx = np.asarray(idx, np.int64)
+        tracks = self.track_of(idx)
+        return pd.DataFrame({
+            "event": idx,
+            "track": tracks,
+            "track_name": self.tracks["name"].to_numpy()[tracks],
+            "section": self.tracks["section"].to_numpy()[tracks],
+            "host": self.tracks["host"].to_numpy()[tracks],
+            "name": self.display_names[self.meta[idx]],
+            "start_us": self.start_ps[idx] / PS_PER_US,
+            "duration_us": self.duration_ps[idx] / PS_PER_US,
+            "depth": self.depth[idx].astype(np.int64),
+        })
+
+    @cached_property
+    def _track_by_first(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.tracks["first_event"].to_numpy())
+        return self.tracks["first_event"].to_numpy(np.int64)[order], order
+
+    def track_of(self, idx: np.ndarray) -> np.ndarray:
+        """Track id of each global event index."""
+        firsts, order = self._track_by_first
+        return order[np.searchsorted(firsts, idx, side="right") - 1]
+
+    # ---- details --------------------------------------------------------------------------
+    def _local(self, event: int) -> tuple[HostTrace, int, int]:
+        hi = int(np.searchsorted(self._event_base, event, side="right") - 1)
+        return self._hosts[hi], event - int(self._event_base[hi]), hi
+
+    def event_stats(self, event: int) -> dict[str, Any]:
+        """Every stat of one event, refs resolved and flows unpacked (decoded on demand)."""
+        host, local, _ = self._local(int(event))
+        return host.details.stats(local)
+
+    def metadata_stats(self, event: int) -> dict[str, Any]:
+        """Stats shared by every event of this event's metadata (flops, hlo_category, ...)."""
+        return self.metadata["stats"].iat[int(self.meta[event])]
+
+    def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
+        """One stat for many events: an object array, None where an event lacks it."""
+        events = np.asarray(events, np.int64)
+        out = np.full(events.shape[0], None, dtype=object)
+        hosts = np.searchsorted(self._event_base, events, side="right") - 1
+        for hi in np.unique(hosts).tolist():
+            mine = hosts == hi
+            out[mine] = self._hosts[hi].details.stat_column(
+                events[mine] - self._event_base[hi], name)
+        return out
+
+    def counter_values(self, events: np.ndarray) -> np.ndarray:
+        """The value of counter events (NaN for events that are not counter samples)."""
+        events = np.asarray(events, np.int64)
+        out = np.full(events.shape[0], np.nan)
+        hosts = np.searchsorted(self._event_base, events, side="right") - 1
+        for hi in np.unique(hosts).tolist():
+            values = self._hosts[hi].counter_values
+            if values is not None:
+                mine = hosts == hi
+                out[mine] = values[events[mine] - self._event_base[hi]]
+        return out
+
+    def flow_edges(self) -> np.ndarray:
+        """Flows the source format states explicitly (Chrome `s`/`f`): rows of (from, to, id)."""
+        parts = [h.flow_edges + [b, b, 0]
+                 for h, b in zip(self._hosts, self._event_base[:-1], strict=True)
+                 if h.flow_edges is not None and len(h.flow_edges)]
+        return np.concatenate(parts) if parts else np.empty((0, 3), np.int64)
+
+    # ---- HLO ------------------------------------------------------------------------------
+    @cached_property
+    def hlo_modules(self) -> pd.DataFrame:
+        """HLO modules whose protos the profile carries: program_id, name, host."""
+        rows = [{"program_id": pid, "name": name, "host": h.host}
+                for h in self._hosts for pid, (name, _) in sorted(h.hlo_protos.items())]
+        return pd.DataFrame(rows, columns=["program_id", "name", "host"])
+
+    def hlo_proto(self, module: int | str) -> Any:
+        """The `xla.HloProto` of a module, by program id or name, decoded on demand."""
+        for h in self._hosts:
+            for pid, (name, data) in h.hlo_protos.items():
+                if module in (pid, name):
+                    return self._decode_hlo(pid, name, data, h.source)
+        known = ", ".join(f"{n} ({p})" for p, n in zip(self.hlo_modules["program_id"],
+                                                        self.hlo_modules["name"], strict=True))
+        raise ProfileError(f"{self.source}: no HLO proto for module {module!r}. The profile "
+                           f"carries: {known or 'none'}. " + _HLO_HINT)
+
+    def _decode_hlo(self, pid: int, name: str, data: bytes, source: str) -> Any:
+        cache = self.__dict__.setdefault("_hlo_cache", {})
+        if pid not in cache:
+            from .schema import HloProto
+            try:
+                cache[pid] = HloProto.FromString(data)
+            except Exception as exc:  # upb raises DecodeError; older runtimes other types
+                raise ProfileError(f"{source}: the HLO proto of {name} ({pid}) is corrupt: "
+                                   f"{exc}") from exc
+        return cache[pid]
+
+    def __repr__(self) -> str:
+        kinds = self.sections["kind"].value_counts().to_dict()
+        return (f"<Profile {self.source!r} run={self.run!r} hosts={len(self.hosts)} "
+                f"sections={kinds} tracks={len(self.tracks)} events={self.n_events:,} "
+                f"duration={self.duration_us / 1000:.3f} ms>")
+
+
+_HLO_HINT = ("HLO protos are written into `/host:metadata` by jax.profiler.trace on every "
+             "backend (XLA's xla_enable_dumping / enable_hlo_proto must not be turned off).")

@@ -1,0 +1,49 @@
+"""`open_profile`: from a path or URL to a decoded `Profile`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ..errors import ProfileError
+from .locate import HostFile, find_runs, runs_table
+from .model import Profile
+from .trace_data import HostTrace
+
+
+def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
+                 host: str | Sequence[str] | None = None) -> Profile:
+    """Opens a logdir, run directory, `.xplane.pb`, `.trace.json[.gz]` or fsspec URL.
+
+    The newest run is opened unless `run` names one; every host of the run is opened unless
+    `host` picks one or several. An opened `Profile` is returned as it is.
+    """
+    if isinstance(path, Profile):
+        return path
+    path = os.fspath(path)
+    fs, runs = find_runs(path)
+    chosen = runs[-1]
+    if run is not None:
+        matching = [r for r in runs if r.run == run]
+        if not matching:
+            raise ProfileError(f"{path}: no run {run!r}; runs: "
+                               f"{', '.join(str(r.run) for r in runs)}.")
+        chosen = matching[0]
+    files = chosen.hosts
+    if host is not None:
+        wanted = [host] if isinstance(host, str) else list(host)
+        files = [f for f in chosen.hosts if f.host in wanted]
+        if len(files) != len(wanted):
+            missing = sorted(set(wanted) - {f.host for f in files})
+            raise ProfileError(f"{chosen.path}: no host {missing}; hosts: "
+                               f"{', '.join(f.host for f in chosen.hosts)}.")
+    traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
+    return Profile(traces, source=path, run=chosen.run, runs=runs_table(runs))
+
+
+def _decode(data: bytes, file: HostFile) -> HostTrace:
+    if file.format == "xspace":
+        from .xspace import decode_xspace
+        return decode_xspace(data, file.path, file.host)
+    from .chrome import decode_chrome
+    return decode_chrome(data, file.path, file.host)

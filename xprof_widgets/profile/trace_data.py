@@ -1,0 +1,73 @@
+"""The columnar form every decoder produces for one host's file.
+
+One row per event in flat numpy columns, events of a track contiguous and ordered by start;
+tracks, sections and event metadata as small tables. `Profile` stitches several of these
+together (one per host).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class EventDetails(Protocol):
+    """Per-event stats kept in their source form, decoded only when asked for."""
+
+    def stats(self, event: int) -> dict[str, Any]:
+        """Every stat of one event (file-local index), refs resolved, flows unpacked."""
+
+    def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
+        """One stat for many events (file-local indices); an object array, None where absent."""
+
+
+@dataclass
+class Section:
+    """A plane (XSpace) or process (Chrome trace)."""
+
+    name: str
+    kind: str  # "device", "host" or "other"
+    stats: dict[str, Any] = field(default_factory=dict)
+    sort_key: tuple = ()
+
+
+@dataclass
+class Track:
+    """A line (XSpace) or thread (Chrome trace): events [first, end) of the host's columns."""
+
+    section: int
+    name: str
+    kind: str  # "slices" or "counter"
+    first: int
+    end: int
+    sort_key: tuple = ()
+
+
+@dataclass
+class HostTrace:
+    """Everything decoded from one host's file; times are picoseconds after `base_ns`."""
+
+    host: str
+    source: str
+    base_ns: int
+    start_ps: np.ndarray  # int64
+    duration_ps: np.ndarray  # int64
+    meta: np.ndarray  # int32 row of `names`
+    depth: np.ndarray  # int16
+    sections: list[Section]
+    tracks: list[Track]
+    names: list[str]  # per metadata row: the name as written (full HLO text on TPU)
+    display_names: list[str]  # per metadata row: the short name shown on the timeline
+    meta_section: np.ndarray  # int32 section of each metadata row
+    meta_stats: list[dict[str, Any]]  # per metadata row: stats shared by its events
+    details: EventDetails
+    hlo_protos: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    counter_values: np.ndarray | None = None  # float64 per event, NaN outside counter tracks
+    flow_edges: np.ndarray | None = None  # int64 rows (from event, to event, flow id)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_events(self) -> int:
+        return int(self.start_ps.shape[0])

@@ -1,0 +1,280 @@
+"""Decoding one `.xplane.pb` (an XSpace) into columnar `HostTrace` form.
+
+The event-level structure is walked by compiled scanners (`_wire`); each plane's header (its
+metadata maps and stats, small next to its events) is parsed by upb from the header's bytes
+alone. The parsed message tree never holds events, and nothing of it outlives this call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from ..errors import ProfileError
+from . import _wire
+from .ordering import line_sort_key, plane_kind, plane_sort_key
+from .schema import XEvent, XPlane, XSpace
+from .stats import stats_dict, unpack_flow
+from .trace_data import HostTrace, Section, Track
+
+_WIRE_ERRORS = {
+    _wire.ERR_TRUNCATED: "a field runs past the end of the data (truncated or corrupt file)",
+    _wire.ERR_WIRETYPE: "an unknown protobuf wire type (the file is not an XSpace)",
+    _wire.ERR_VARINT: "a malformed varint (the file is corrupt or not an XSpace)",
+}
+_SKIPPED_PLANES = {"/host:metadata"}
+_HLO_PROTO_STAT = "Hlo Proto"
+_COUNTER_LINES = {"_counters_"}
+
+
+def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
+    """Decodes a serialized XSpace; `source` names the file in error messages."""
+    if not data:
+        raise ProfileError(f"{source}: the file is empty (0 bytes); expected a serialized XSpace. "
+                           "Capture the profile again; the writer may have been interrupted.")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    counts = _scan(buf, None, source)
+    _, _, n_planes, n_spans, n_lines, n_events = counts
+    planes = np.empty((n_planes, 2), np.int64)
+    spans = np.empty((n_spans, 3), np.int64)
+    lines = np.empty((n_lines, 7), np.int64)
+    line_names = np.empty((n_lines, 4), np.int64)
+    meta = np.empty(n_events, np.int64)
+    offset = np.empty(n_events, np.int64)
+    duration = np.empty(n_events, np.int64)
+    record = np.empty(n_events, np.int64)
+    _scan(buf, (planes, spans, lines, line_names, meta, offset, duration, record), source)
+
+    space = _parse_header(XSpace, data, spans[spans[:, 0] == -1], source)
+    headers = [_parse_header(XPlane, data, spans[spans[:, 0] == k], source)
+               for k in range(n_planes)]
+    return _assemble(data, source, host, space, headers, planes[:, 0].copy(), lines, line_names,
+                     meta, offset, duration, record)
+
+
+def _scan(buf: np.ndarray, out: tuple | None, source: str) -> tuple:
+    if out is None:
+        empty2 = np.empty((0, 2), np.int64)
+        empty1 = np.empty(0, np.int64)
+        out = (empty2, np.empty((0, 3), np.int64), np.empty((0, 7), np.int64),
+               np.empty((0, 4), np.int64), empty1, empty1, empty1, empty1)
+        result = _wire.scan_xspace(buf, False, *out)
+    else:
+        result = _wire.scan_xspace(buf, True, *out)
+    status, where = result[0], result[1]
+    if status != _wire.OK:
+        raise ProfileError(
+            f"{source}: not a readable XSpace: {_WIRE_ERRORS[status]} at byte {where} of "
+            f"{buf.shape[0]}. Expected a complete `.xplane.pb` as written by jax.profiler or XProf; "
+            "capture the profile again or copy the file completely.")
+    return result
+
+
+def _parse_header(message_class: Any, data: bytes, spans: np.ndarray, source: str) -> Any:
+    raw = b"".join(data[s:e] for _, s, e in spans)
+    try:
+        return message_class.FromString(raw)
+    except DecodeError as exc:
+        raise ProfileError(f"{source}: a plane header does not parse as XSpace ({exc}). The file "
+                           "is corrupt; capture the profile again.") from exc
+
+
+def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
+              plane_starts: np.ndarray, lines: np.ndarray,
+              line_names: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
+              duration: np.ndarray, record: np.ndarray) -> HostTrace:
+    sections: list[Section] = []
+    section_of_plane: dict[int, int] = {}
+    names: list[str] = []
+    display_names: list[str] = []
+    meta_section: list[int] = []
+    meta_stats: list[dict] = []
+    meta_row_maps: list[tuple[np.ndarray, np.ndarray]] = []  # per plane: sorted ids, rows
+    stat_names: list[dict[int, str]] = []
+    hlo_protos: dict[int, tuple[str, bytes]] = {}
+
+    for k, plane in enumerate(headers):
+        names_of_stats = {sid: sm.name for sid, sm in plane.stat_metadata.items()}
+        stat_names.append(names_of_stats)
+        if plane.name in _SKIPPED_PLANES:
+            hlo_protos.update(_hlo_protos(plane, names_of_stats))
+        section_of_plane[k] = len(sections)
+        sections.append(Section(name=plane.name, kind=plane_kind(plane.name),
+                                stats=stats_dict(plane.stats, names_of_stats),
+                                sort_key=plane_sort_key(plane.name)))
+        ids = np.fromiter(plane.event_metadata.keys(), np.int64, len(plane.event_metadata))
+        ids.sort()
+        rows = np.arange(len(names), len(names) + ids.shape[0], dtype=np.int64)
+        meta_row_maps.append((ids, rows))
+        for mid in ids.tolist():
+            md = plane.event_metadata[mid]
+            names.append(md.name)
+            display_names.append(md.display_name or _short_name(md.name))
+            meta_section.append(section_of_plane[k])
+            meta_stats.append(stats_dict(md.stats, names_of_stats))
+
+    meta_rows = np.empty(meta_ids.shape[0], np.int64)
+    for k, (ids, rows) in enumerate(meta_row_maps):
+        own_lines = lines[lines[:, 0] == k]
+        if not own_lines.shape[0]:
+            continue
+        # The scanner numbers events in file order, so a plane's events are contiguous.
+        mine = slice(int(own_lines[:, 5].min()), int(own_lines[:, 6].max()))
+        meta_rows[mine] = _rows_of(ids, rows, meta_ids[mine], names, display_names,
+                                   meta_section, meta_stats, section_of_plane[k])
+
+    # Absolute times can exceed int64 picoseconds (epoch nanoseconds); keep them relative.
+    base_ns = int(lines[:, 3].min()) if lines.shape[0] else 0
+    start = offset  # reused in place: start = line base + offset
+    for k in range(lines.shape[0]):
+        lo, hi = lines[k, 5], lines[k, 6]
+        start[lo:hi] += (int(lines[k, 3]) - base_ns) * 1000
+    bounds = np.ascontiguousarray(lines[:, 5:7])
+    depth = np.empty(start.shape[0], np.int16)
+    perm = _wire.order_and_depth(start, duration, bounds, depth)
+    if not np.array_equal(perm, np.arange(perm.shape[0])):
+        meta_rows = meta_rows[perm]
+        record = record[perm]
+
+    tracks: list[Track] = []
+    for k in range(lines.shape[0]):
+        plane_index, line_id, display_id = (int(v) for v in lines[k, :3])
+        lo, hi = int(lines[k, 5]), int(lines[k, 6])
+        if lo == hi or headers[plane_index].name in _SKIPPED_PLANES:
+            continue
+        ns, ne, ds, de = line_names[k]
+        name = data[ds:de].decode("utf-8", "replace") or data[ns:ne].decode("utf-8", "replace")
+        tracks.append(Track(
+            section=section_of_plane[plane_index], name=name or f"line {line_id}",
+            kind="counter" if name in _COUNTER_LINES else "slices", first=lo, end=hi,
+            sort_key=line_sort_key(sections[section_of_plane[plane_index]].kind, name,
+                                   display_id or line_id)))
+
+    details = XSpaceDetails(data, record, plane_starts, stat_names, source)
+    counter_values = _counter_values(tracks, details, start.shape[0])
+    warnings = list(space.errors) + list(space.warnings)
+    return HostTrace(
+        host=host, source=source, base_ns=base_ns, start_ps=start, duration_ps=duration,
+        meta=meta_rows.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
+        names=names, display_names=display_names,
+        meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
+        details=details, hlo_protos=hlo_protos, counter_values=counter_values,
+        warnings=warnings)
+
+
+def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,
+             display_names: list, meta_section: list, meta_stats: list,
+             section: int) -> np.ndarray:
+    """Maps metadata ids to table rows; ids missing from the plane get a placeholder row."""
+    out = np.empty(wanted.shape[0], np.int64)
+    if ids.shape[0]:
+        pos = np.minimum(np.searchsorted(ids, wanted), ids.shape[0] - 1)
+        found = ids[pos] == wanted
+    else:
+        pos, found = np.zeros(wanted.shape[0], np.int64), np.zeros(wanted.shape[0], bool)
+    out[found] = rows[pos[found]]
+    if not found.all():
+        for mid in np.unique(wanted[~found]).tolist():
+            names.append(f"<metadata {mid}>")
+            display_names.append(f"<metadata {mid}>")
+            meta_section.append(section)
+            meta_stats.append({})
+            out[wanted == mid] = len(names) - 1
+    return out
+
+
+def _short_name(name: str) -> str:
+    """`%fusion.3 = f32[8]{0} fusion(...)` -> `fusion.3`; other names unchanged."""
+    match = re.match(r"%?([\w.\-]+) = ", name)
+    return match.group(1) if match else name
+
+
+def _hlo_protos(plane: Any, stat_names: dict[int, str]) -> dict[int, tuple[str, bytes]]:
+    out = {}
+    for mid, md in plane.event_metadata.items():
+        for stat in md.stats:
+            if stat_names.get(stat.metadata_id) == _HLO_PROTO_STAT:
+                out[int(mid)] = (re.sub(r"\(\d+\)$", "", md.name), bytes(stat.bytes_value))
+    return out
+
+
+def _counter_values(tracks: list[Track], details: XSpaceDetails, n: int) -> np.ndarray | None:
+    counters = [t for t in tracks if t.kind == "counter"]
+    if not counters:
+        return None
+    values = np.full(n, np.nan)
+    for track in counters:
+        idx = np.arange(track.first, track.end)
+        values[idx] = details.first_numeric_stat(idx)
+    return values
+
+
+class XSpaceDetails:
+    """Per-event stats read back from the file bytes by each event's record offset."""
+
+    def __init__(self, data: bytes, record: np.ndarray, plane_starts: np.ndarray,
+                 stat_names: list[dict[int, str]], source: str):
+        self._data = data
+        self._buf = np.frombuffer(data, np.uint8)
+        self._record = record
+        self._plane_starts = plane_starts
+        self._stat_names = stat_names
+        self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
+        self._source = source
+
+    def stats(self, event: int) -> dict[str, Any]:
+        names = self._stat_names[int(self._plane_of(np.array([event]))[0])]
+        pos = int(self._record[event])
+        _, pos = _wire._varint(self._buf, pos, self._buf.shape[0])
+        start, end = _wire._len_field(self._buf, pos, self._buf.shape[0])
+        return stats_dict(XEvent.FromString(self._data[start:end]).stats, names)
+
+    def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
+        events = np.asarray(events, np.int64)
+        planes = self._plane_of(events)
+        targets = np.array([self._stat_ids[p].get(name, -1) for p in range(len(self._stat_ids))],
+                           np.int64)[planes] if events.shape[0] else np.empty(0, np.int64)
+        kind, ivalue, fvalue, span = self._scan(events, targets)
+        out = np.full(events.shape[0], None, dtype=object)
+        numeric = (kind == 3) | (kind == 4)
+        out[numeric] = ivalue[numeric].tolist()
+        out[kind == 3] = ivalue[kind == 3].view(np.uint64).tolist()
+        out[kind == 2] = fvalue[kind == 2].tolist()
+        if name == "flow":
+            out[kind == 3] = [unpack_flow(v) for v in ivalue[kind == 3].view(np.uint64).tolist()]
+        for k in np.flatnonzero((kind == 5) | (kind == 6)).tolist():
+            raw = self._data[span[k, 0]:span[k, 1]]
+            out[k] = raw.decode("utf-8", "replace") if kind[k] == 5 else raw
+        refs = np.flatnonzero(kind == 7)
+        for value in np.unique(ivalue[refs]).tolist():
+            hit = refs[ivalue[refs] == value]
+            for p in np.unique(planes[hit]).tolist():
+                chosen = hit[planes[hit] == p]
+                out[chosen] = self._stat_names[p].get(value, f"<ref {value}>")
+        return out
+
+    def _plane_of(self, events: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self._plane_starts, self._record[events], side="right") - 1
+
+    def first_numeric_stat(self, events: np.ndarray) -> np.ndarray:
+        """The value of a counter event: its first numeric stat (NaN when none)."""
+        targets = np.full(events.shape[0], -1, np.int64)
+        kind, ivalue, fvalue, _ = self._scan(events, targets, any_stat=True)
+        values = np.where(kind == 2, fvalue, ivalue.astype(np.float64))
+        values[(kind != 2) & (kind != 3) & (kind != 4)] = np.nan
+        return values
+
+    def _scan(self, events: np.ndarray, targets: np.ndarray, any_stat: bool = False) -> tuple:
+        n = events.shape[0]
+        kind = np.zeros(n, np.int64)
+        ivalue = np.zeros(n, np.int64)
+        fvalue = np.zeros(n, np.float64)
+        span = np.zeros((n, 2), np.int64)
+        status = _wire.scan_stat(self._buf, self._record[events], targets, any_stat, kind,
+                                 ivalue, fvalue, span)
+        if status != _wire.OK:
+            raise ProfileError(f"{self._source}: event stats are corrupt ({_WIRE_ERRORS[status]}).")
+        return kind, ivalue, fvalue, span
