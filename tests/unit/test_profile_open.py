@@ -1,0 +1,104 @@
+"""Finding profiles behind a path: logdirs, runs, hosts, single files, URLs, and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+import xprof_widgets as xw
+
+pytestmark = pytest.mark.decoding
+
+
+def test_a_single_file_opens(tpu_path):
+    profile = xw.open_profile(tpu_path)
+    assert profile.hosts == ["tpu_v6e_inference"]
+    assert profile.run is None
+
+
+def test_the_newest_run_is_the_default_and_runs_are_listed(make_logdir, tpu_path):
+    logdir = make_logdir({"2026_11_28_10_00_00": {"old.xplane.pb": tpu_path},
+                          "2026_11_29_16_19_11": {"new.xplane.pb": tpu_path}})
+    profile = xw.open_profile(logdir)
+    assert profile.run == "2026_11_29_16_19_11"
+    assert profile.hosts == ["new"]
+    assert profile.runs["run"].tolist() == ["2026_11_28_10_00_00", "2026_11_29_16_19_11"]
+    assert profile.runs["hosts"].tolist() == [["old"], ["new"]]
+    assert xw.open_profile(logdir, run="2026_11_28_10_00_00").hosts == ["old"]
+    with pytest.raises(xw.ProfileError, match="no run 'nope'.*2026_11_28_10_00_00"):
+        xw.open_profile(logdir, run="nope")
+
+
+def test_a_multi_host_run_opens_all_hosts_or_the_chosen_ones(make_logdir, tpu_path):
+    logdir = make_logdir({"r1": {"host_a.xplane.pb": tpu_path, "host_b.xplane.pb": tpu_path}})
+    both = xw.open_profile(logdir)
+    assert both.hosts == ["host_a", "host_b"]
+    assert both.n_events == 2 * 26723
+    assert set(both.tracks["host"]) == {"host_a", "host_b"}
+    assert both.tracks["host"].tolist() == sorted(both.tracks["host"])  # host is the top level
+    second = both.events(track=both.tracks.index[both.tracks["host"] == "host_b"][0])
+    first = both.events(track=0)
+    assert second["start_us"].tolist() == first["start_us"].tolist()
+    assert second["name"].tolist() == first["name"].tolist()
+    assert xw.open_profile(logdir, host="host_b").hosts == ["host_b"]
+    with pytest.raises(xw.ProfileError, match="no host.*host_c"):
+        xw.open_profile(logdir, host=["host_c"])
+
+
+def test_a_run_directory_opens_and_xspace_wins_over_its_trace_json(make_logdir, tpu_path):
+    logdir = make_logdir({"r1": {"h.xplane.pb": tpu_path, "h.trace.json.gz": b"not read"}})
+    run_dir = logdir / "plugins" / "profile" / "r1"
+    profile = xw.open_profile(run_dir)
+    assert profile.run == "r1" and profile.n_events == 26723
+
+
+def test_a_logdir_nested_one_level_down_is_found(tmp_path, tpu_path):
+    run = tmp_path / "experiments" / "train" / "plugins" / "profile" / "r9"
+    run.mkdir(parents=True)
+    (run / "h.xplane.pb").write_bytes(tpu_path.read_bytes())
+    assert xw.open_profile(tmp_path).run == "r9"
+
+
+def test_missing_empty_and_fileless_logdirs_raise_named_errors(tmp_path, make_logdir):
+    with pytest.raises(xw.ProfileError, match="nowhere.*no such file or directory"):
+        xw.open_profile(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(xw.ProfileError, match="empty: no profile found.*jax.profiler.trace"):
+        xw.open_profile(tmp_path / "empty")
+    logdir = make_logdir({"2026_01_01": {"notes.txt": b"x"}})
+    with pytest.raises(xw.ProfileError, match="found runs \\(2026_01_01\\) but none holds"):
+        xw.open_profile(logdir)
+    other = tmp_path / "profile.bin"
+    other.write_bytes(b"x")
+    with pytest.raises(xw.ProfileError, match="profile.bin: not a profile file"):
+        xw.open_profile(other)
+
+
+def test_opening_never_writes_into_the_logdir(make_logdir, tpu_path):
+    logdir = make_logdir({"r1": {"h.xplane.pb": tpu_path}})
+    before = sorted(p.relative_to(logdir) for p in logdir.rglob("*"))
+    for p in logdir.rglob("*"):
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        xw.open_profile(logdir).hlo_proto("jit_f")
+    finally:
+        for p in logdir.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    assert sorted(p.relative_to(logdir) for p in logdir.rglob("*")) == before
+
+
+def test_fsspec_urls_open(tpu_path):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/logs/plugins/profile/2026_11_29/worker0.xplane.pb", tpu_path.read_bytes())
+    profile = xw.open_profile("memory://logs")
+    assert profile.run == "2026_11_29" and profile.hosts == ["worker0"]
+    assert profile.n_events == 26723
+    single = xw.open_profile("memory://logs/plugins/profile/2026_11_29/worker0.xplane.pb")
+    assert single.run == "2026_11_29"
+    with pytest.raises(xw.ProfileError, match="memory://missing"):
+        xw.open_profile("memory://missing")
+
+
+def test_an_opened_profile_passes_through(tpu_path):
+    profile = xw.open_profile(tpu_path)
+    assert xw.open_profile(profile) is profile
