@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xspace_builder import build_xspace
 
 import xprof_widgets as xw
 from xprof_widgets.profile.schema import XSpace
-
-from xspace_builder import build_xspace
 
 pytestmark = pytest.mark.decoding
 

@@ -2,59 +2,67 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from xprof_widgets.profile.schema import XSpace
 
 
+class _PlaneWriter:
+    """Interns stat and event metadata names of one plane as ids."""
+
+    def __init__(self, plane: Any):
+        self.plane = plane
+        self.stat_ids: dict[str, int] = {}
+        self.meta_ids: dict[str, int] = {}
+
+    def stat_id(self, name: str) -> int:
+        if name not in self.stat_ids:
+            sid = self.stat_ids[name] = len(self.stat_ids) + 1
+            self.plane.stat_metadata[sid].id = sid
+            self.plane.stat_metadata[sid].name = name
+        return self.stat_ids[name]
+
+    def meta_id(self, name: str, display_name: str = "") -> int:
+        if name not in self.meta_ids:
+            mid = self.meta_ids[name] = len(self.meta_ids) + 1
+            md = self.plane.event_metadata[mid]
+            md.id, md.name, md.display_name = mid, name, display_name
+        return self.meta_ids[name]
+
+    def add_stats(self, target: Any, stats: dict) -> None:
+        for key, value in stats.items():
+            stat = target.add(metadata_id=self.stat_id(key))
+            if isinstance(value, tuple) and value[0] == "ref":
+                stat.ref_value = self.stat_id(value[1])
+            elif isinstance(value, int):
+                if value < 0:
+                    stat.int64_value = value
+                else:
+                    stat.uint64_value = value
+            elif isinstance(value, float):
+                stat.double_value = value
+            elif isinstance(value, bytes):
+                stat.bytes_value = value
+            else:
+                stat.str_value = value
+
+
 def build_xspace(planes: list[dict]) -> bytes:
-    """planes: [{name, lines: [{name, timestamp_ns, events: [(name, offset_ps, dur_ps, stats)]}],
-    stats: {name: value}}]; stats values: int, float, str, bytes, or ("ref", "text")."""
+    """planes: [{name, stats, metadata: {name: {display_name, stats}},
+    lines: [{name, timestamp_ns, events: [(name, offset_ps, dur_ps, stats)]}]}];
+    stat values: int, float, str, bytes, or ("ref", "text")."""
     space = XSpace()
     for p, spec in enumerate(planes):
-        plane = space.planes.add(id=p, name=spec["name"])
-        stat_ids: dict[str, int] = {}
-        meta_ids: dict[str, int] = {}
-
-        def stat_id(name: str) -> int:
-            if name not in stat_ids:
-                stat_ids[name] = len(stat_ids) + 1
-                plane.stat_metadata[stat_ids[name]].id = stat_ids[name]
-                plane.stat_metadata[stat_ids[name]].name = name
-            return stat_ids[name]
-
-        def add_stats(target, stats: dict) -> None:
-            for key, value in stats.items():
-                stat = target.add(metadata_id=stat_id(key))
-                if isinstance(value, tuple) and value[0] == "ref":
-                    stat.ref_value = stat_id(value[1])
-                elif isinstance(value, bool) or isinstance(value, int):
-                    if value < 0:
-                        stat.int64_value = value
-                    else:
-                        stat.uint64_value = value
-                elif isinstance(value, float):
-                    stat.double_value = value
-                elif isinstance(value, bytes):
-                    stat.bytes_value = value
-                else:
-                    stat.str_value = value
-
-        add_stats(plane.stats, spec.get("stats", {}))
-        for mname, mspec in spec.get("metadata", {}).items():
-            meta_ids[mname] = len(meta_ids) + 1
-            md = plane.event_metadata[meta_ids[mname]]
-            md.id = meta_ids[mname]
-            md.name = mname
-            md.display_name = mspec.get("display_name", "")
-            add_stats(md.stats, mspec.get("stats", {}))
-        for k, lspec in enumerate(spec.get("lines", [])):
-            line = plane.lines.add(id=k + 1, name=lspec["name"],
-                                   timestamp_ns=lspec.get("timestamp_ns", 0))
-            for name, offset, dur, stats in lspec["events"]:
-                if name not in meta_ids:
-                    meta_ids[name] = len(meta_ids) + 1
-                    plane.event_metadata[meta_ids[name]].id = meta_ids[name]
-                    plane.event_metadata[meta_ids[name]].name = name
-                event = line.events.add(metadata_id=meta_ids[name], offset_ps=offset,
+        writer = _PlaneWriter(space.planes.add(id=p, name=spec["name"]))
+        writer.add_stats(writer.plane.stats, spec.get("stats", {}))
+        for name, meta in spec.get("metadata", {}).items():
+            mid = writer.meta_id(name, meta.get("display_name", ""))
+            writer.add_stats(writer.plane.event_metadata[mid].stats, meta.get("stats", {}))
+        for k, line_spec in enumerate(spec.get("lines", [])):
+            line = writer.plane.lines.add(id=k + 1, name=line_spec["name"],
+                                          timestamp_ns=line_spec.get("timestamp_ns", 0))
+            for name, offset, dur, stats in line_spec["events"]:
+                event = line.events.add(metadata_id=writer.meta_id(name), offset_ps=offset,
                                         duration_ps=dur)
-                add_stats(event.stats, stats)
+                writer.add_stats(event.stats, stats)
     return space.SerializeToString()
