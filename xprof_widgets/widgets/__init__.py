@@ -1,0 +1,1 @@
+"""The notebook widgets: thin anywidget classes over the analysis and trace layers."""

@@ -1,0 +1,53 @@
+"""Bokeh on the kernel side: JSON items of charts, and the BokehJS bundles the views run.
+
+bokeh is imported only when a chart is made, so `import xprof_widgets` stays light.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import metadata
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
+"""Classic-script bundles a view runs, in this order (the plugins need the core)."""
+
+_PLUGIN_VERSION = re.compile(r'factory\(root\["Bokeh"\], "([^"]+)"\)')
+
+
+def _static_js_dir() -> Path:
+    spec = find_spec("bokeh")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "bokeh is not installed; the chart widgets need it (pip install bokeh)"
+        )
+    return Path(spec.submodule_search_locations[0]) / "server" / "static" / "js"
+
+
+@lru_cache(maxsize=1)
+def bokeh_js_bundles() -> tuple[tuple[str, ...], tuple[bytes, ...]]:
+    """Names and bytes of the BokehJS bundles shipped inside the installed bokeh wheel."""
+    js_dir = _static_js_dir()
+    return BUNDLES, tuple((js_dir / f"{name}.min.js").read_bytes() for name in BUNDLES)
+
+
+@lru_cache(maxsize=1)
+def bokeh_js_version() -> str:
+    """The version BokehJS registers itself under (`window.Bokeh[version]`).
+
+    Read from the widgets plugin, which names the core version it attaches to; Python's package
+    version spells pre-releases differently.
+    """
+    plugin = (_static_js_dir() / "bokeh-widgets.min.js").read_text(encoding="utf-8")
+    found = _PLUGIN_VERSION.search(plugin)
+    return found.group(1) if found else metadata.version("bokeh")
+
+
+def json_item(layout: Any) -> dict:
+    """A Bokeh layout as the JSON item `embedItem` (js/src/charts/bokeh.js) draws."""
+    from bokeh.embed import json_item as bokeh_json_item
+
+    return bokeh_json_item(layout)
