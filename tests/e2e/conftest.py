@@ -1,0 +1,106 @@
+"""Fixtures for the browser tests: servers, Chromium, and the test-only echo widget's bundle.
+
+`lab` and `notebook7` are `harness.NotebookApp`s. E2e tests are skipped only when Chromium is
+missing outside CI; under CI (CI set) a missing Chromium fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import harness  # tests/e2e is on sys.path (pytest's default prepend import mode)
+import pytest
+
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    if harness.find_chromium() or os.environ.get("CI"):
+        return
+    skip = pytest.mark.skip(reason=f"no Chromium at {' or '.join(harness.CHROMIUM_PATHS)}")
+    for item in items:
+        if "e2e" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def timings(request):
+    timings = harness.Timings()
+    request.config._xw_timings = timings.rows  # printed by pytest_terminal_summary
+    return timings
+
+
+@pytest.fixture(scope="session")
+def echo_bundle() -> Path:
+    """Bundle tests/e2e/echo_widget.js (it imports the real transport and Bokeh loader)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("the e2e tests need Node.js to bundle the echo widget")
+    out = harness.ARTIFACTS / "echo_widget.js"
+    subprocess.run(
+        [node, "build.mjs", f"{E2E_DIR / 'echo_widget.js'}={out}"],
+        cwd=harness.REPO / "js",
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def browser():
+    chromium = harness.find_chromium()
+    if chromium is None:
+        pytest.fail(
+            f"CI is set and no Chromium is at {' or '.join(harness.CHROMIUM_PATHS)} "
+            "(apt-get install -y chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=harness.CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+def _server(app: str, tmp_path_factory):
+    server = harness.JupyterServer(app, tmp_path_factory.mktemp(f"jupyter-{app}"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    yield from _server("lab", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def notebook_server(tmp_path_factory):
+    yield from _server("notebook", tmp_path_factory)
+
+
+@pytest.fixture
+def lab(lab_server, browser, timings):
+    app = harness.NotebookApp(lab_server, browser, timings)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def notebook7(notebook_server, browser, timings):
+    app = harness.NotebookApp(notebook_server, browser, timings)
+    yield app
+    app.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    rows = getattr(terminalreporter.config, "_xw_timings", None)
+    if rows:
+        terminalreporter.section("browser timings")
+        for app, what, seconds in rows:
+            terminalreporter.write_line(f"{app:12} {what:40} {seconds:6.2f} s")
