@@ -226,12 +226,13 @@ def scan_xspace(buf, fill, planes, header_spans, lines, line_names, ev_meta, ev_
 def order_and_depth(start, duration, line_bounds, depth):
     """Sorts each line's events by (start, longest first) in place and fills their nesting depth.
 
-    Returns the permutation applied (identity where a line was already ordered) so callers can
-    reorder companion columns. Depth follows a stack of open events: an event sits one level
-    below the innermost event still open at its start.
+    Returns the permutation applied, so callers can reorder companion columns, or an empty
+    array when every line was already ordered (the common case: no n-sized allocation).
+    Depth follows a stack of open events: an event sits one level below the innermost event
+    still open at its start.
     """
     n = start.shape[0]
-    perm = np.arange(n)
+    perm = np.empty(0, dtype=np.int64)
     stack_end = np.empty(n, dtype=np.int64)
     for k in range(line_bounds.shape[0]):
         lo = line_bounds[k, 0]
@@ -243,6 +244,8 @@ def order_and_depth(start, duration, line_bounds, depth):
                 ordered = False
                 break
         if not ordered:
+            if perm.shape[0] == 0:
+                perm = np.arange(n)
             by_duration = np.argsort(-duration[lo:hi], kind="mergesort")
             by_start = np.argsort(start[lo:hi][by_duration], kind="mergesort")
             local = by_duration[by_start]

@@ -48,6 +48,8 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
     record = np.empty(n_events, np.int64)
     _scan(buf, (planes, spans, lines, line_names, meta, offset, duration, record), source)
 
+    if len(data) < 2**32:  # a file under 4 GiB needs 4 bytes per record offset, not 8
+        record = record.astype(np.uint32)
     space = _parse_header(XSpace, data, spans[spans[:, 0] == -1], source)
     headers = [_parse_header(XPlane, data, spans[spans[:, 0] == k], source)
                for k in range(n_planes)]
@@ -135,7 +137,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     bounds = np.ascontiguousarray(lines[:, 5:7])
     depth = np.empty(start.shape[0], np.int16)
     perm = _wire.order_and_depth(start, duration, bounds, depth)
-    if not np.array_equal(perm, np.arange(perm.shape[0])):
+    if perm.shape[0]:
         meta_rows = meta_rows[perm]
         record = record[perm]
 
