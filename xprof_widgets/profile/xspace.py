@@ -239,8 +239,13 @@ class XSpaceDetails:
         planes = self._plane_of(events)
         targets = np.array([self._stat_ids[p].get(name, -1) for p in range(len(self._stat_ids))],
                            np.int64)[planes] if events.shape[0] else np.empty(0, np.int64)
-        kind, ivalue, fvalue, span = self._scan(events, targets)
         out = np.full(events.shape[0], None, dtype=object)
+        defined = np.flatnonzero(targets >= 0)
+        if defined.shape[0] < events.shape[0]:  # planes that never name the stat: no scan
+            if defined.shape[0]:
+                out[defined] = self.stat_column(events[defined], name)
+            return out
+        kind, ivalue, fvalue, span = self._scan(events, targets)
         numeric = (kind == 3) | (kind == 4)
         out[numeric] = ivalue[numeric].tolist()
         out[kind == 3] = ivalue[kind == 3].view(np.uint64).tolist()
