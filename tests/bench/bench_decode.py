@@ -14,6 +14,9 @@ import argparse
 
 from common import XPROF_PUBLISHED, measure, synthetic_file, table, xprof_python, xprof_tool
 
+# What XProf's UI sends on its first trace_viewer@ request (profile_plugin.py defaults).
+XPROF_UI_PARAMS = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
+
 DECODE = """
     t = time.perf_counter()
     import xprof_widgets as xw
@@ -30,8 +33,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["1e6", "5e6"])
     parser.add_argument("--xprof-python")
+    parser.add_argument("--no-xprof", action="store_true", help="use the published figures")
     args = parser.parse_args()
-    xprof = xprof_python(args.xprof_python)
+    xprof = None if args.no_xprof else xprof_python(args.xprof_python)
     measure("import xprof_widgets as xw; xw.open_profile({!r}); result = {{}}".format(
         str(synthetic_file("1e6"))))  # compile and cache the scanners once, outside the timings
     rows = []
@@ -39,7 +43,7 @@ def main() -> None:
         path = synthetic_file(label)
         ours = measure(DECODE.format(path=str(path)))
         if xprof:
-            theirs = xprof_tool(xprof, path, "trace_viewer@")
+            theirs = xprof_tool(xprof, path, "trace_viewer@", XPROF_UI_PARAMS)
             x_s, x_mb, source = theirs["seconds"], theirs["peak_rss_mb"], "measured"
         else:
             published = XPROF_PUBLISHED[label]

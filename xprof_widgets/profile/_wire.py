@@ -167,6 +167,10 @@ def scan_xspace(buf, fill, planes, header_spans, lines, line_names, ev_meta, ev_
                     e_start, e_end = _len_field(buf, pos, l_end)
                     if e_start < 0:
                         return ERR_TRUNCATED, lf_start, 0, 0, 0, 0
+                    if not fill:  # counting: the record's length is all we need
+                        n_events += 1
+                        pos = e_end
+                        continue
                     meta = np.int64(0)
                     offset = np.int64(0)
                     duration = np.int64(0)
@@ -192,11 +196,10 @@ def scan_xspace(buf, fill, planes, header_spans, lines, line_names, ev_meta, ev_
                             pos = _skip(buf, pos, e_end, ewt)
                             if pos < 0:
                                 return ERR_TRUNCATED, ef_start, 0, 0, 0, 0
-                    if fill:
-                        ev_meta[n_events] = meta
-                        ev_offset[n_events] = offset
-                        ev_duration[n_events] = duration
-                        ev_record[n_events] = lf_start
+                    ev_meta[n_events] = meta
+                    ev_offset[n_events] = offset
+                    ev_duration[n_events] = duration
+                    ev_record[n_events] = lf_start
                     n_events += 1
                     pos = e_end
                 else:
