@@ -16,9 +16,15 @@ from .errors import ProfileError
 _LAZY = {
     "open_profile": ".profile.open",
     "Profile": ".profile.model",
+    "TraceViewer": ".widgets.trace_viewer",
+    "MemoryViewer": ".widgets.memory_viewer",
+    "OpProfile": ".widgets.op_profile",
+    "InputPipeline": ".widgets.input_pipeline",
+    "Profiler": ".widgets.profiler",
 }
 
-__all__ = ["ProfileError", "open_profile", "Profile"]
+__all__ = ["ProfileError", "open_profile", "Profile", "TraceViewer", "MemoryViewer", "OpProfile",
+           "InputPipeline", "Profiler", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def __getattr__(name: str) -> Any:
@@ -27,6 +33,19 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'xprof_widgets' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext xprof_widgets`: registers the `%xprof` / `%%xprof` magic."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def __dir__() -> list[str]:
