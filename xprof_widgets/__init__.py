@@ -23,8 +23,18 @@ _LAZY = {
     "Profiler": ".widgets.profiler",
 }
 
-__all__ = ["ProfileError", "open_profile", "Profile", "TraceViewer", "MemoryViewer", "OpProfile",
-           "InputPipeline", "Profiler", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "InputPipeline",
+    "MemoryViewer",
+    "OpProfile",
+    "Profile",
+    "ProfileError",
+    "Profiler",
+    "TraceViewer",
+    "load_ipython_extension",
+    "open_profile",
+    "unload_ipython_extension",
+]
 
 
 def __getattr__(name: str) -> Any:
