@@ -23,9 +23,10 @@ async function drawn(model, el, status, signal) {
 
   const bokeh = await loadBokeh(model);
   const chart = await request(model, "chart");
-  await embedItem(el.querySelector(".xw-echo-chart"), chart.content.item, bokeh, signal);
+  const views = await embedItem(el.querySelector(".xw-echo-chart"), chart.content.item, bokeh, signal);
   el.dataset.bokeh = bokeh.version;
   el.dataset.ready = "1";
+  return views;
 }
 
 async function transportChecks(model) {
@@ -57,12 +58,17 @@ export default {
     const chart = document.createElement("div");
     chart.className = "xw-echo-chart";
     el.append(status, chart);
+    let views = null;
     drawn(model, el, status, signal)
-      .then(() => transportChecks(model))
+      .then((drawnViews) => {
+        views = drawnViews;
+        return transportChecks(model);
+      })
       .then((result) => (el.dataset.checks = result))
       .catch((error) => {
         el.dataset.ready = "error";
         status.textContent = String(error);
       });
+    return () => views?.clear();
   },
 };

@@ -73,8 +73,8 @@ export function whenConnected(el, signal) {
 
 /**
  * Embed a JSON item (Python: xprof_widgets.widgets._bokeh.json_item) into `el` once it is
- * connected. `bokeh` is the object loadBokeh resolved to. Resolves to Bokeh's view list; call
- * `remove()` on each view when the widget view goes away.
+ * connected. `bokeh` is the object loadBokeh resolved to. Resolves to Bokeh's ViewManager of the
+ * embedded roots: call its `clear()` when the widget view goes away.
  */
 export async function embedItem(el, item, bokeh, signal) {
   await whenConnected(el, signal);
