@@ -1,0 +1,123 @@
+"""Synthetic XSpace profiles shaped like real TPU and GPU training runs, of any size.
+
+`write_synthetic(path, n_events, kind="tpu")` or
+`python -m xprof_widgets.synthetic OUT_PATH --events N --kind tpu|gpu [--seed S] [--hosts H]`.
+The bytes depend only on the arguments. Events are encoded a column at a time and spooled to
+disk line by line, so 5e7 events (about 1 GB) take minutes and a bounded amount of memory.
+
+What a profile holds (per host; see each module for the details):
+- TPU: `/device:TPU:0..3` with lines `Steps`, `XLA Modules`, `XLA Ops`, `Async XLA Ops`,
+  `XLA TraceMe` (device lines: timestamp_ns 0, absolute offsets).
+- GPU: `/device:GPU:0..3` with one line per stream and `/host:CUPTI` launch lines.
+- `/host:CPU` (`python`, `tf_data_private_threadpool/1003`, on TPU `pjrt-tpu-tasks/1005`),
+  `/host:metadata` (an `Hlo Proto` per program), `Task Environment`.
+- Two programs, `jit_train_step` every step and `jit_eval_step` every `EVAL_EVERY`-th step;
+  every `INPUT_BOUND_EVERY`-th step waits for input about `INPUT_BOUND_FACTOR` times as long
+  as the device computes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .host import HTML_EVENT_NAME
+from .profile import EPOCH_NS, HostResult, write_host
+from .timeline import EVAL_EVERY, INPUT_BOUND_EVERY, INPUT_BOUND_FACTOR
+
+__all__ = [
+    "EVAL_EVERY",
+    "HTML_EVENT_NAME",
+    "INPUT_BOUND_EVERY",
+    "INPUT_BOUND_FACTOR",
+    "SyntheticRun",
+    "generate",
+    "write_synthetic",
+]
+
+DEFAULT_DEVICES = 4
+
+
+@dataclass
+class SyntheticRun:
+    """What was written: the path given back by `write_synthetic` and one result per host."""
+
+    path: Path
+    hosts: list[HostResult]
+
+    @property
+    def events(self) -> int:
+        return sum(h.events for h in self.hosts)
+
+
+def run_name(seed: int) -> str:
+    """The run folder name, a timestamp as profilers write it (from the profile start time)."""
+    return time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(EPOCH_NS // 10**9 + seed))
+
+
+def hostname(kind: str, seed: int, host: int) -> str:
+    return f"t1v-n-{seed:08x}-w-{host}" if kind == "tpu" else f"gpu-node-{host}"
+
+
+def generate(
+    path: str | Path,
+    n_events: int,
+    kind: str = "tpu",
+    seed: int = 0,
+    hosts: int = 1,
+    devices: int = DEFAULT_DEVICES,
+    html_event: bool = False,
+) -> SyntheticRun:
+    """Writes the profile(s) and reports what each host file holds.
+
+    A `path` that is a directory (existing, or written with a trailing slash) is a logdir: each
+    host goes to `path/plugins/profile/<run>/<host>.xplane.pb` and the run folder is returned.
+    Otherwise `path` is the one file (`hosts` must be 1). `n_events` counts all hosts together.
+    """
+    if kind not in ("tpu", "gpu"):
+        raise ValueError(f"kind must be 'tpu' or 'gpu', not {kind!r}")
+    if n_events < 1 or hosts < 1 or devices < 1:
+        raise ValueError("n_events, hosts and devices must be at least 1")
+    as_dir = Path(path).is_dir() or str(path).endswith(("/", "\\"))
+    path = Path(path)
+    if as_dir:
+        out_dir = path / "plugins" / "profile" / run_name(seed)
+        files = [out_dir / f"{hostname(kind, seed, h)}.xplane.pb" for h in range(hosts)]
+    elif hosts > 1:
+        raise ValueError(
+            f"{path}: {hosts} hosts need a directory (a logdir) to write into; "
+            "pass an existing directory or a path ending in '/'"
+        )
+    else:
+        out_dir, files = path.parent, [path]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = [
+        write_host(
+            f,
+            kind,
+            n_events // hosts + (h < n_events % hosts),
+            devices,
+            seed,
+            h,
+            hostname(kind, seed, h),
+            html_event,
+        )
+        for h, f in enumerate(files)
+    ]
+    return SyntheticRun(out_dir if as_dir else path, results)
+
+
+def write_synthetic(
+    path: str | Path,
+    n_events: int,
+    kind: str = "tpu",
+    seed: int = 0,
+    hosts: int = 1,
+    devices: int = DEFAULT_DEVICES,
+    html_event: bool = False,
+) -> Path:
+    """Writes a synthetic profile of about `n_events` events; returns the file, or the run
+    folder when `path` is a directory. `html_event` adds one host event named
+    `HTML_EVENT_NAME` (an `<img onerror>` tag) for HTML-safety tests."""
+    return generate(path, n_events, kind, seed, hosts, devices, html_event).path
