@@ -3,17 +3,23 @@
 `write_synthetic(path, n_events, kind="tpu")` or
 `python -m xprof_widgets.synthetic OUT_PATH --events N --kind tpu|gpu [--seed S] [--hosts H]`.
 The bytes depend only on the arguments. Events are encoded a column at a time and spooled to
-disk line by line, so 5e7 events (about 1 GB) take minutes and a bounded amount of memory.
+disk line by line, so 5e7 events (about 1 GB) take a minute or two and little memory.
 
-What a profile holds (per host; see each module for the details):
-- TPU: `/device:TPU:0..3` with lines `Steps`, `XLA Modules`, `XLA Ops`, `Async XLA Ops`,
-  `XLA TraceMe` (device lines: timestamp_ns 0, absolute offsets).
-- GPU: `/device:GPU:0..3` with one line per stream and `/host:CUPTI` launch lines.
-- `/host:CPU` (`python`, `tf_data_private_threadpool/1003`, on TPU `pjrt-tpu-tasks/1005`),
-  `/host:metadata` (an `Hlo Proto` per program), `Task Environment`.
-- Two programs, `jit_train_step` every step and `jit_eval_step` every `EVAL_EVERY`-th step;
-  every `INPUT_BOUND_EVERY`-th step waits for input about `INPUT_BOUND_FACTOR` times as long
-  as the device computes.
+What a host file holds (each module tells the details):
+- TPU: `/device:TPU:0..3`, lines `Steps`, `XLA Modules`, `XLA Ops`, `Async XLA Ops`,
+  `XLA TraceMe`, timestamp_ns 0 and absolute offsets; peak FLOPS/bandwidth plane stats.
+- GPU: `/device:GPU:0..3`, one line per stream (`Stream #12(Compute)`, ...), and `/host:CUPTI`
+  with a launch per kernel or copy.
+- `/host:CPU`: `python` (`train` steps with `step_num`, `_r`), `tf_data_private_threadpool/1003`
+  (the input pipeline), on TPU `pjrt-tpu-tasks/1005` (`DoEnqueueProgram`).
+- `/host:metadata`: per program an `Hlo Proto` with buffer assignment; `Task Environment`.
+- Programs: `jit_train_step` every step, `jit_eval_step` every `EVAL_EVERY`-th step. Every
+  `INPUT_BOUND_EVERY`-th step (9, 19, ...) waits for input about `INPUT_BOUND_FACTOR` times as
+  long as its device work.
+
+Links: an async pair's `-start` op (flow direction 2), its `Async XLA Ops` event (3) and its
+`-done` op (1) share a `flow` id; `DoEnqueueProgram` (`_pt`=12, `_p`) feeds the device module
+with `_ct`=12 and the same `_c`; a CUPTI launch and its GPU activity share `correlation_id`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The `/host:CPU` plane: the Python thread's steps, an input pipeline thread, a PjRt thread.
 
 Per step the `python` line nests: `train` (stats `step_num`, `_r`=1) > `Iterator::Prefetch`
-(waiting for the next batch), `PjitFunction(train_step)` > `ParseArguments`, `...Execute`,
+(the host waiting for the next batch: long on input-bound steps), `PjitFunction(train_step)` > `ParseArguments`, `...Execute`,
 then `BlockHostUntilReady`. A `tf_data_private_threadpool` line produces each batch
 (`Iterator::Prefetch::ParallelMapV2` > `...::TFRecord`). On TPU a `pjrt-tpu-tasks` line holds
 one `DoEnqueueProgram` per device and program (`_pt`=12, `_p` = the device module's `_c`).

@@ -73,7 +73,6 @@ class TpuDevices:
                 plane.stat("device_type_string", DEVICE_TYPE),
                 plane.stat("peak_teraflops_per_second", PEAK_TFLOPS),
                 plane.stat("peak_hbm_bw_gigabytes_per_second", PEAK_HBM_GBPS),
-                plane.stat("core_count", 1),
             ]
             lines = {
                 name: plane.line(i + 1, name)
