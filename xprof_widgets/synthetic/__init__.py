@@ -83,8 +83,9 @@ def generate(
     """
     if kind not in ("tpu", "gpu"):
         raise ValueError(f"kind must be 'tpu' or 'gpu', not {kind!r}")
-    if n_events < 1 or hosts < 1 or devices < 1:
-        raise ValueError("n_events, hosts and devices must be at least 1")
+    n_events = int(n_events)
+    if n_events < 1 or hosts < 1 or not 1 <= devices <= 64:
+        raise ValueError("n_events and hosts must be at least 1, devices from 1 to 64")
     as_dir = Path(path).is_dir() or str(path).endswith(("/", "\\"))
     path = Path(path)
     if as_dir:
