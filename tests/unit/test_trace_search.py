@@ -1,0 +1,88 @@
+"""Search against a brute-force scan of every event's names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xprof_widgets as xw
+from xprof_widgets.trace import search
+
+FIXTURE = Path(__file__).parent.parent / "data" / "tpu_v6e_inference.xplane.pb"
+PROFILE = xw.open_profile(FIXTURE)
+
+
+def brute_force(profile, pattern: str, regex: bool = False, case: bool = False) -> np.ndarray:
+    """Every event of a track whose full or display name matches, by (start, event)."""
+    flags = 0 if case else re.IGNORECASE
+    rx = re.compile(pattern if regex else re.escape(pattern), flags)
+    full = profile.metadata["name"].tolist()
+    short = profile.metadata["display_name"].tolist()
+    meta = profile.meta.tolist()
+    hits = []
+    for track in profile.tracks.itertuples():
+        for e in range(track.first_event, track.end_event):
+            if rx.search(full[meta[e]]) or rx.search(short[meta[e]]):
+                hits.append(e)
+    hits = np.array(hits, np.int64)
+    return hits[np.lexsort((hits, profile.start_ps[hits]))]
+
+
+@pytest.mark.parametrize(("pattern", "regex", "case"), [
+    ("fusion", False, False), ("FUSION", False, False), ("FUSION", False, True),
+    ("copy-done", False, False), (r"%fusion\.\d+ = bf16", True, True), ("execute$", True, False),
+    ("no such op anywhere", False, False), ("(", False, False), ("", False, False),
+])
+def test_hits_are_exactly_the_brute_force_scan_in_time_order(pattern, regex, case):
+    result = search(PROFILE, pattern, regex=regex, case=case)
+    expected = brute_force(PROFILE, pattern, regex, case)
+    assert result.n_hits == expected.shape[0] and not result.truncated
+    assert result.event.tolist() == expected.tolist()
+    assert np.array_equal(result.start_us, PROFILE.start_ps[expected] / 1e6)
+    assert result.track.tolist() == PROFILE.track_of(expected).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(PROFILE.metadata["name"].tolist()), data=st.data())
+def test_any_piece_of_a_name_finds_its_events(name, data):
+    a = data.draw(st.integers(0, max(0, len(name) - 1)))
+    b = data.draw(st.integers(a, len(name)))
+    pattern = name[a:b]
+    result = search(PROFILE, pattern)
+    assert result.event.tolist() == brute_force(PROFILE, pattern).tolist()
+
+
+def test_limit_keeps_the_earliest_hits_and_counts_all():
+    expected = brute_force(PROFILE, "fusion")
+    result = search(PROFILE, "fusion", limit=25)
+    assert result.truncated and result.n_hits == expected.shape[0]
+    assert result.event.tolist() == expected[:25].tolist()
+
+
+def test_next_and_previous_hit_walk_all_hits():
+    expected = brute_force(PROFILE, "copy-done")
+    starts = PROFILE.start_ps[expected]
+    result = search(PROFILE, "copy-done", limit=3)  # walks beyond the listed hits
+    for k in (0, 1, 57, expected.shape[0] - 1):
+        t_us = starts[k] / 1e6
+        later = expected[starts > starts[k]]
+        earlier = expected[starts < starts[k]]
+        assert result.next_after(t_us) == (int(later[0]) if later.shape[0] else None)
+        previous = result.previous_before(t_us)
+        if earlier.shape[0]:  # the latest hit before t (any of several starting together)
+            assert previous in earlier.tolist()
+            assert PROFILE.start_ps[previous] == starts[starts < starts[k]].max()
+        else:
+            assert previous is None
+    assert result.next_after(starts[-1] / 1e6) is None
+    assert result.previous_before(starts[0] / 1e6) is None
+
+
+def test_a_bad_regex_is_a_value_error():
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        search(PROFILE, "(", regex=True)

@@ -1,0 +1,109 @@
+"""One event's details (for a click) and the aggregate of a selection (for a drag)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import PS_PER_US
+from . import _lod
+
+if TYPE_CHECKING:
+    from .index import TraceIndex
+
+_JS_SAFE_INT = 2**53
+"""JavaScript numbers hold integers exactly up to here; larger ids travel as strings."""
+
+
+def json_value(value: Any) -> Any:
+    """A stat value as JSON the view can show: bytes summarized, huge ints as strings."""
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        return "0x" + raw.hex() if len(raw) <= 32 else f"<{len(raw)} bytes>"
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _JS_SAFE_INT:
+        return str(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
+
+
+def self_time_ps(index: TraceIndex, event: int) -> int:
+    """Duration minus the time covered by the event's direct children (depth + 1, same track,
+    clipped to the event)."""
+    profile = index.profile
+    track = int(profile.track_of(np.array([event]))[0])
+    depth = int(profile.depth[event])
+    start = int(profile.start_ps[event])
+    end = start + int(profile.duration_ps[event])
+    if depth + 1 >= index.track_depths[track]:
+        return end - start
+    seg = np.array([index.track_segment[track] + depth + 1], np.int64)
+    ranges = np.empty((1, 5), np.int64)
+    _lod.window_ranges(seg, index.seg_start, index.seg_list, index.list_off, index.list_len,
+                       index.cuts, index.perm, profile.start_ps, profile.duration_ps, start,
+                       end, 0, ranges)
+    children = index.perm[ranges[0, 0]:ranges[0, 1]]
+    c_start = profile.start_ps[children]
+    c_end = c_start + profile.duration_ps[children]
+    covered = np.clip(np.minimum(c_end, end) - np.maximum(c_start, start), 0, None).sum()
+    return end - start - int(covered)
+
+
+def details(index: TraceIndex, event: int) -> dict[str, Any]:
+    """Everything the details panel shows about one event, JSON-ready (times in us)."""
+    profile = index.profile
+    event = int(event)
+    if not 0 <= event < profile.n_events:
+        raise KeyError(f"no event {event}; events are 0..{profile.n_events - 1}")
+    track = int(profile.track_of(np.array([event]))[0])
+    row = profile.tracks.iloc[track]
+    meta = int(profile.meta[event])
+    md = profile.metadata
+    flows_in, flows_out = index.flows.of_event(event)
+    return {
+        "event": event,
+        "name": md["display_name"].iat[meta],
+        "full_name": md["name"].iat[meta],
+        "track": track,
+        "track_name": row["name"],
+        "section": row["section"],
+        "host": row["host"],
+        "start_us": int(profile.start_ps[event]) / PS_PER_US,
+        "duration_us": int(profile.duration_ps[event]) / PS_PER_US,
+        "self_us": self_time_ps(index, event) / PS_PER_US,
+        "depth": int(profile.depth[event]),
+        "stats": json_value(profile.event_stats(event)),
+        "metadata_stats": json_value(profile.metadata_stats(event)),
+        "flows_in": _flow_ends(index, index.flows.from_event[flows_in]),
+        "flows_out": _flow_ends(index, index.flows.to_event[flows_out]),
+    }
+
+
+def _flow_ends(index: TraceIndex, events: np.ndarray) -> list[dict[str, Any]]:
+    profile = index.profile
+    tracks = profile.track_of(events)
+    return [{"event": int(e), "name": profile.display_names[profile.meta[e]], "track": int(t),
+             "start_us": int(profile.start_ps[e]) / PS_PER_US}
+            for e, t in zip(events.tolist(), tracks.tolist(), strict=True)]
+
+
+def aggregate(index: TraceIndex, events: np.ndarray) -> pd.DataFrame:
+    """Per name over the given events: count and total/avg/min/max duration (us), by total."""
+    profile = index.profile
+    events = np.unique(np.asarray(events, np.int64))
+    if events.shape[0] and (events[0] < 0 or events[-1] >= profile.n_events):
+        raise KeyError(f"event ids must be in 0..{profile.n_events - 1}")
+    frame = pd.DataFrame({"name": profile.display_names[profile.meta[events]],
+                          "duration_us": profile.duration_ps[events] / PS_PER_US})
+    table = frame.groupby("name", sort=False)["duration_us"].agg(
+        count="size", total_us="sum", avg_us="mean", min_us="min", max_us="max")
+    table = table.sort_values(["total_us", "count"], ascending=False, kind="stable")
+    return table.reset_index()

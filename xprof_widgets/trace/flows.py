@@ -1,0 +1,200 @@
+"""Flow arrows between events: the edge list and its window lookup.
+
+Edges come from four sources, found by one compiled stat scan each over every slice event the
+first time flows are asked for:
+- XProf `flow` stats: events sharing (category, id) form a chain in time order; an edge joins
+  consecutive events when the first sends (out, inout) and the second receives (in, inout).
+- producer/consumer stats: an event with `_p`=X, `_pt`=T flows to every event with `_c`=X,
+  `_ct`=T (from the latest such producer that started before the consumer).
+- `correlation_id`: a launch on a host section flows to the device events with the same id.
+- Chrome trace `s`/`t`/`f` flows, which the decoder already resolved (`Profile.flow_edges`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import PS_PER_US, Profile
+
+KINDS = ("flow", "producer", "correlation", "chrome")
+_MASK64 = (1 << 64) - 1
+_SEND = {"out": 0, "inout": 1, "in": 2}  # sort rank at equal times: senders first
+_CHUNK = 1 << 19
+
+
+class FlowIndex:
+    """Columnar edges (from_event, to_event, kind, flow_id), ordered by their earlier time."""
+
+    def __init__(self, profile: Profile, events: np.ndarray):
+        started = time.perf_counter()
+        self.profile = profile
+        parts = [_flow_stat_edges(profile, events), _producer_edges(profile, events),
+                 _correlation_edges(profile, events)]
+        explicit = profile.flow_edges()
+        parts.append((explicit[:, 0], explicit[:, 1], np.full(explicit.shape[0], 3),
+                      explicit[:, 2].astype(np.uint64)))
+        src = np.concatenate([p[0] for p in parts]).astype(np.int64)
+        dst = np.concatenate([p[1] for p in parts]).astype(np.int64)
+        kind = np.concatenate([p[2] for p in parts]).astype(np.uint8)
+        flow_id = np.concatenate([p[3] for p in parts]).astype(np.uint64)
+        keep = src != dst
+        _, first = np.unique(np.stack([src[keep], dst[keep]]), axis=1, return_index=True)
+        pick = np.flatnonzero(keep)[np.sort(first)]
+        src, dst, kind, flow_id = src[pick], dst[pick], kind[pick], flow_id[pick]
+
+        t_src, t_dst = profile.start_ps[src], profile.start_ps[dst]
+        lo = np.minimum(t_src, t_dst)
+        order = np.argsort(lo, kind="stable")
+        self.from_event, self.to_event = src[order], dst[order]
+        self.kind, self.flow_id = kind[order], flow_id[order]
+        self.from_ps, self.to_ps = t_src[order], t_dst[order]
+        self.from_track = profile.track_of(self.from_event).astype(np.int64)
+        self.to_track = profile.track_of(self.to_event).astype(np.int64)
+        self.from_depth = profile.depth[self.from_event].astype(np.int64)
+        self.to_depth = profile.depth[self.to_event].astype(np.int64)
+        self._lo = lo[order]
+        self._hi = np.maximum(self.from_ps, self.to_ps)
+        span = self._hi - self._lo
+        # Most flows are short: look those up by a window widened by the longest short span;
+        # the few long ones (beyond the 99th percentile) are checked one by one.
+        self._short_span = int(np.quantile(span, 0.99)) if span.shape[0] else 0
+        self._long = np.flatnonzero(span > self._short_span)
+        self._by_from = np.argsort(self.from_event, kind="stable")
+        self._by_to = np.argsort(self.to_event, kind="stable")
+        self.build_seconds = time.perf_counter() - started
+
+    def __len__(self) -> int:
+        return int(self.from_event.shape[0])
+
+    def frame(self, edges: np.ndarray | None = None) -> pd.DataFrame:
+        """Edges as a DataFrame: from/to event, track, depth, start_us, kind, flow id."""
+        e = np.arange(len(self)) if edges is None else np.asarray(edges, np.int64)
+        return pd.DataFrame({
+            "from_event": self.from_event[e], "to_event": self.to_event[e],
+            "from_track": self.from_track[e], "to_track": self.to_track[e],
+            "from_depth": self.from_depth[e], "to_depth": self.to_depth[e],
+            "from_us": self.from_ps[e] / PS_PER_US, "to_us": self.to_ps[e] / PS_PER_US,
+            "kind": np.asarray(KINDS, dtype=object)[self.kind[e]],
+            "flow_id": self.flow_id[e],
+        })
+
+    def of_event(self, event: int) -> tuple[np.ndarray, np.ndarray]:
+        """(incoming, outgoing) edge indices of one event."""
+        def find(order: np.ndarray, column: np.ndarray) -> np.ndarray:
+            keys = column[order]
+            return order[np.searchsorted(keys, event):np.searchsorted(keys, event, "right")]
+        return find(self._by_to, self.to_event), find(self._by_from, self.from_event)
+
+    def window(self, lo: int, hi: int, px: float, visible: np.ndarray) -> np.ndarray:
+        """Edges whose time span meets [lo, hi] ps with an end on a visible track (a boolean
+        mask over track ids); of edges joining the same two (track, depth) rows within the
+        same pixel at both ends only the first is kept, so the answer is bounded by pixels."""
+        a = np.searchsorted(self._lo, lo - self._short_span)
+        b = np.searchsorted(self._lo, hi, side="right")
+        cand = np.arange(a, b)
+        cand = np.union1d(cand[self._hi[cand] >= lo],
+                          self._long[(self._lo[self._long] <= hi) & (self._hi[self._long] >= lo)])
+        cand = cand[visible[self.from_track[cand]] | visible[self.to_track[cand]]]
+        if not cand.shape[0]:
+            return cand
+        width = (hi - lo) / px
+        key = np.stack([
+            self.from_track[cand], self.from_depth[cand], self.to_track[cand],
+            self.to_depth[cand], _bucket(self.from_ps[cand], lo, px, width),
+            _bucket(self.to_ps[cand], lo, px, width)])
+        order = np.lexsort(key[::-1])
+        changed = np.ones(cand.shape[0], bool)
+        changed[1:] = (np.diff(key[:, order], axis=1) != 0).any(axis=0)
+        return np.sort(cand[order[changed]])
+
+
+def _bucket(t: np.ndarray, lo: int, px: float, width: float) -> np.ndarray:
+    return np.clip(np.floor((t - lo) / px), -1, width + 1).astype(np.int64)
+
+
+def _ints(values: np.ndarray) -> np.ndarray:
+    """Python ints of a stat column (int64 or uint64 as written) as uint64 bit patterns."""
+    return np.fromiter((int(v) & _MASK64 for v in values), np.uint64, values.shape[0])
+
+
+def _hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The events holding stat `name`, with its values; scanned in chunks so the scan's
+    per-event temporaries stay small."""
+    found, values = [], []
+    for at in range(0, events.shape[0], _CHUNK):
+        chunk = events[at:at + _CHUNK]
+        column = profile.stat_column(chunk, name)
+        present = np.flatnonzero(~pd.isna(column))
+        found.append(chunk[present])
+        values.append(column[present])
+    if not found:
+        return events[:0], np.empty(0, object)
+    return np.concatenate(found), np.concatenate(values)
+
+
+def _empty() -> tuple[np.ndarray, ...]:
+    empty = np.empty(0, np.int64)
+    return empty, empty, empty, np.empty(0, np.uint64)
+
+
+def _flow_stat_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
+    hit, values = _hits(profile, events, "flow")
+    unpacked = np.fromiter((isinstance(f, dict) for f in values), bool, values.shape[0])
+    hit, flows = hit[unpacked], values[unpacked].tolist()
+    if not flows:
+        return _empty()
+    fid = np.fromiter((f["id"] for f in flows), np.uint64, len(flows))
+    category = np.fromiter((f["category"] for f in flows), np.int64, len(flows))
+    rank = np.fromiter((_SEND.get(f["direction"], 3) for f in flows), np.int64, len(flows))
+    order = np.lexsort((rank, profile.start_ps[hit], fid, category))
+    hit, fid, category, rank = hit[order], fid[order], category[order], rank[order]
+    link = ((fid[1:] == fid[:-1]) & (category[1:] == category[:-1])
+            & (rank[:-1] <= 1) & (rank[1:] >= 1) & (rank[1:] <= 2))
+    at = np.flatnonzero(link)
+    return hit[at], hit[at + 1], np.zeros(at.shape[0], np.int64), fid[at]
+
+
+def _producer_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
+    p_event, p_id = _hits(profile, events, "_p")
+    c_event, c_id = _hits(profile, events, "_c")
+    if not p_event.shape[0] or not c_event.shape[0]:
+        return _empty()
+    producers = pd.DataFrame({
+        "t": profile.start_ps[p_event], "id": _ints(p_id),
+        "type": _ints(_fill(profile.stat_column(p_event, "_pt"))), "src": p_event})
+    consumers = pd.DataFrame({
+        "t": profile.start_ps[c_event], "id": _ints(c_id),
+        "type": _ints(_fill(profile.stat_column(c_event, "_ct"))), "dst": c_event})
+    producers = producers.sort_values("t", kind="stable")
+    consumers = consumers.sort_values("t", kind="stable")
+    pairs = pd.merge_asof(consumers, producers, on="t", by=["type", "id"], direction="backward")
+    missing = pairs["src"].isna().to_numpy()
+    if missing.any():  # clocks of two sections may disagree: take the first producer after
+        later = pd.merge_asof(consumers[missing], producers, on="t", by=["type", "id"],
+                              direction="forward")
+        pairs.loc[missing, "src"] = later["src"].to_numpy()
+    pairs = pairs.dropna(subset=["src"])
+    src = pairs["src"].to_numpy(np.int64)
+    return src, pairs["dst"].to_numpy(np.int64), np.ones(src.shape[0], np.int64), \
+        pairs["id"].to_numpy(np.uint64)
+
+
+def _fill(values: np.ndarray) -> np.ndarray:
+    """A missing type reads as 0."""
+    return np.where(pd.isna(values), 0, values)
+
+
+def _correlation_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
+    hit, ids = _hits(profile, events, "correlation_id")
+    if not hit.shape[0]:
+        return _empty()
+    kinds = profile.tracks["section_kind"].to_numpy()[profile.track_of(hit)]
+    frame = pd.DataFrame({"event": hit, "id": _ints(ids)})
+    host, device = frame[kinds == "host"], frame[kinds == "device"]
+    pairs = host.merge(device, on="id", suffixes=("_from", "_to"))
+    src = pairs["event_from"].to_numpy(np.int64)
+    return src, pairs["event_to"].to_numpy(np.int64), np.full(src.shape[0], 2), \
+        pairs["id"].to_numpy(np.uint64)
