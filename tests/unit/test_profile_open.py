@@ -102,3 +102,40 @@ def test_fsspec_urls_open(tpu_path):
 def test_an_opened_profile_passes_through(tpu_path):
     profile = xw.open_profile(tpu_path)
     assert xw.open_profile(profile) is profile
+
+
+@pytest.mark.parametrize("name, sections, n_events", [
+    ("synthetic_tpu.xplane.pb", ["/device:TPU:0", "/device:TPU:1", "/device:TPU:2",
+                                 "/device:TPU:3", "/host:CPU"], 19886),
+    ("synthetic_gpu.xplane.pb", ["/device:GPU:0", "/device:GPU:1", "/device:GPU:2",
+                                 "/device:GPU:3", "/host:CPU", "/host:CUPTI"], 19795),
+    ("jax_cpu_demo.xplane.pb", ["/host:CPU"], None),
+    ("jax_cpu_demo.trace.json.gz", None, None),
+    ("torch_tiny_mlp.pt.trace.json.gz", None, 479),  # 477 X + 2 instant events
+])
+def test_every_committed_profile_opens(tpu_path, name, sections, n_events):
+    profile = xw.open_profile(tpu_path.parent / name)
+    if sections is not None:
+        assert list(dict.fromkeys(profile.tracks["section"])) == sections
+    if n_events is not None:
+        assert profile.n_events == n_events
+    assert profile.n_events == profile.tracks["n_events"].sum()
+    assert (profile.duration_ps >= 0).all() and profile.start_ps.min() == 0
+
+
+def test_the_jax_cpu_profile_has_steps_ops_and_hlo(tpu_path):
+    profile = xw.open_profile(tpu_path.parent / "jax_cpu_demo.xplane.pb")
+    train = profile.events(name="^train$")
+    assert len(train) == 8
+    assert sorted(profile.stat_column(train["event"].to_numpy(), "step_num")) == list(range(8))
+    assert "jit_train_step" in set(profile.hlo_modules["name"])
+    ops = profile.event_indices(track=[t for t in profile.tracks.index
+                                       if profile.tracks.at[t, "name"].startswith("tf_XLA")])
+    assert set(profile.stat_column(ops, "hlo_module")) >= {"jit_train_step"}
+
+
+def test_the_torch_trace_has_flows_between_its_threads(tpu_path):
+    profile = xw.open_profile(tpu_path.parent / "torch_tiny_mlp.pt.trace.json.gz")
+    edges = profile.flow_edges()
+    assert len(edges) == 28
+    assert (profile.start_ps[edges[:, 0]] <= profile.start_ps[edges[:, 1]]).all()

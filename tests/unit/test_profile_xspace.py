@@ -149,6 +149,8 @@ def test_hlo_protos_are_listed_and_decoded_on_demand(tpu_path):
                                        "jit_convert_element_type", "jit_f"]
     proto = profile.hlo_proto("jit_f")
     assert proto.hlo_module.name == "jit_f"
+    assert (modules["program_id"] > 0).all()  # uint64 like the ops' program_id stat
+    assert 9646411105960254074 in set(modules["program_id"])  # >= 2**63
     assert profile.hlo_proto(int(modules["program_id"].iloc[0])).hlo_module.name
     with pytest.raises(xw.ProfileError, match="no HLO proto for module 'nope'.*jit_f"):
         profile.hlo_proto("nope")

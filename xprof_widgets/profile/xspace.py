@@ -28,6 +28,7 @@ _WIRE_ERRORS = {
 _SKIPPED_PLANES = {"/host:metadata"}
 _HLO_PROTO_STAT = "Hlo Proto"
 _COUNTER_LINES = {"_counters_"}
+_UINT64 = (1 << 64) - 1
 
 
 def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
@@ -199,7 +200,10 @@ def _hlo_protos(plane: Any, stat_names: dict[int, str]) -> dict[int, tuple[str, 
     for mid, md in plane.event_metadata.items():
         for stat in md.stats:
             if stat_names.get(stat.metadata_id) == _HLO_PROTO_STAT:
-                out[int(mid)] = (re.sub(r"\(\d+\)$", "", md.name), bytes(stat.bytes_value))
+                # The key is an int64 on the wire; program ids (the ops' uint64 `program_id`
+                # stat) use all 64 bits, so read it back as unsigned.
+                out[int(mid) & _UINT64] = (re.sub(r"\(\d+\)$", "", md.name),
+                                           bytes(stat.bytes_value))
     return out
 
 
