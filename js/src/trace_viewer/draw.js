@@ -1,0 +1,522 @@
+// Canvas2D drawing of one frame: axis, section and track labels, slices (merged runs hatched),
+// counters, collapsed-section summaries, flows, selection and marks. Text only through fillText.
+import { AXIS_H, DEPTH_H, LABEL_W, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
+import { PALETTE_SIZE } from "./colors.js";
+import { formatDuration, ticks } from "./timescale.js";
+
+const MIN_LABEL_W = 26;
+const FONT_PX = 11;
+
+/** Width-aware truncation of names, measured once per name and font. */
+class TextFit {
+  constructor() {
+    this.cache = new Map();
+    this.font = "";
+  }
+  reset(ctx, font) {
+    if (font !== this.font) {
+      this.cache.clear();
+      this.font = font;
+      ctx.font = font;
+      this.ellipsis = ctx.measureText("…").width;
+    }
+  }
+  // The text to draw in `room` pixels: whole, cut with an ellipsis, or null when nothing fits.
+  fit(ctx, text, room) {
+    let m = this.cache.get(text);
+    if (!m) {
+      const width = ctx.measureText(text).width;
+      m = { width, charW: width / Math.max(text.length, 1) };
+      if (this.cache.size > 20000) this.cache.clear();
+      this.cache.set(text, m);
+    }
+    if (m.width <= room) return text;
+    const n = Math.floor((room - this.ellipsis) / (m.charW * 1.05));
+    return n >= 2 ? `${text.slice(0, n)}…` : null;
+  }
+}
+
+function hatchPattern(ctx, dark, dpr) {
+  const size = Math.round(6 * dpr);
+  const tile = document.createElement("canvas");
+  tile.width = size;
+  tile.height = size;
+  const t = tile.getContext("2d");
+  t.strokeStyle = dark ? "rgba(255, 255, 255, 0.35)" : "rgba(0, 0, 0, 0.28)";
+  t.lineWidth = Math.max(1, dpr);
+  t.beginPath();
+  t.moveTo(0, size);
+  t.lineTo(size, 0);
+  t.moveTo(-size / 2, size / 2);
+  t.lineTo(size / 2, -size / 2);
+  t.moveTo(size / 2, size * 1.5);
+  t.lineTo(size * 1.5, size / 2);
+  t.stroke();
+  const pattern = ctx.createPattern(tile, "repeat");
+  pattern.setTransform(new DOMMatrix().scale(1 / dpr));
+  return pattern;
+}
+
+export class Renderer {
+  constructor() {
+    this.text = new TextFit();
+    this.hatch = null;
+    this.hatchKey = "";
+  }
+
+  /**
+   * Draw `f` (see TraceView.frame): {ctx, width, height, dpr, theme, view, scrollY, layout,
+   * tile, names, selection, hover, mark, box, zoomBox, flows, trackSection}.
+   */
+  draw(f) {
+    const { ctx, width, height, theme } = f;
+    const key = `${theme.dark}:${f.dpr}`;
+    if (key !== this.hatchKey) {
+      this.hatch = hatchPattern(ctx, theme.dark, f.dpr);
+      this.hatchKey = key;
+    }
+    ctx.setTransform(f.dpr, 0, 0, f.dpr, 0, 0);
+    ctx.fillStyle = theme.bg;
+    ctx.fillRect(0, 0, width, height);
+    const tl = { x0: LABEL_W, x1: width, y0: AXIS_H, y1: height };
+    const span = Math.max(f.view.end - f.view.start, 1e-9);
+    const pxPerUs = (tl.x1 - tl.x0) / span;
+    const xOf = (us) => tl.x0 + (us - f.view.start) * pxPerUs;
+    const axis = ticks(f.view.start, f.view.end, tl.x1 - tl.x0, 110);
+    const rows = f.layout.rows;
+    const first = firstRowBelow(rows, f.scrollY);
+    const visible = [];
+    for (let i = first; i < rows.length && rows[i].y - f.scrollY < tl.y1 - tl.y0; i++) visible.push(rows[i]);
+    const yOf = (row) => tl.y0 + row.y - f.scrollY;
+
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(tl.x0, tl.y0, tl.x1 - tl.x0, tl.y1 - tl.y0);
+    ctx.clip();
+    this.rowBands(f, visible, yOf, tl);
+    ctx.strokeStyle = theme.grid;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const t of axis.values) {
+      const x = Math.round(xOf(t)) + 0.5;
+      ctx.moveTo(x, tl.y0);
+      ctx.lineTo(x, tl.y1);
+    }
+    ctx.stroke();
+    if (f.tile) {
+      const off = f.tile.start - f.view.start;
+      this.slices(f, visible, yOf, tl, pxPerUs, off);
+      this.counters(f, visible, yOf, tl, pxPerUs, off);
+      this.summaries(f, visible, yOf, tl, pxPerUs, off);
+      if (f.flows) this.flowArrows(f, yOf, tl, pxPerUs, off);
+    }
+    this.overlays(f, tl, xOf);
+    if (f.focus) this.focusMarker(f, yOf, tl, xOf);
+    ctx.restore();
+
+    this.labels(f, visible, yOf, tl);
+    this.axis(f, tl, axis, xOf, span);
+  }
+
+  rowBands(f, visible, yOf, tl) {
+    const { ctx, theme } = f;
+    ctx.fillStyle = theme.sectionBg;
+    for (const row of visible) {
+      if (row.type === "section") ctx.fillRect(tl.x0, yOf(row), tl.x1 - tl.x0, row.h);
+    }
+    ctx.strokeStyle = theme.border;
+    ctx.beginPath();
+    for (const row of visible) {
+      const y = Math.round(yOf(row) + row.h) - 0.5;
+      ctx.moveTo(tl.x0, y);
+      ctx.lineTo(tl.x1, y);
+    }
+    ctx.stroke();
+  }
+
+  slices(f, visible, yOf, tl, pxPerUs, off) {
+    const { ctx, tile, theme } = f;
+    const fills = Array.from({ length: PALETTE_SIZE }, () => null);
+    const merged = Array.from({ length: PALETTE_SIZE }, () => null);
+    const hatch = new Path2D();
+    const outline = new Path2D();
+    const labels = [];
+    const selecting = f.selection.size > 0;
+    const minW = 1 / f.dpr;
+    let nDrawn = 0;
+    for (const row of visible) {
+      if (row.type !== "track" || row.counter) continue;
+      const range = tile.slices.get(row.trackId);
+      if (!range) continue;
+      const top = yOf(row) + TRACK_PAD;
+      for (let i = range[0]; i < range[1]; i++) {
+        let xs = tl.x0 + (off + tile.sStart[i]) * pxPerUs;
+        let xe = xs + tile.sDur[i] * pxPerUs;
+        if (xe < tl.x0 || xs > tl.x1) continue;
+        if (xs < tl.x0 - 2) xs = tl.x0 - 2;
+        if (xe > tl.x1 + 2) xe = tl.x1 + 2;
+        const w = xe - xs < minW ? minW : xe - xs;
+        const y = top + tile.sDepth[i] * DEPTH_H + 1;
+        const c = tile.color[i];
+        nDrawn++;
+        if (tile.sCount[i] > 1) {
+          (merged[c] ??= new Path2D()).rect(xs, y, w, DEPTH_H - 2);
+          hatch.rect(xs, y, w, DEPTH_H - 2);
+        } else {
+          (fills[c] ??= new Path2D()).rect(xs, y, w, DEPTH_H - 2);
+          if (w >= MIN_LABEL_W) labels.push(i, xs, w, y);
+        }
+        if (selecting && f.selection.has(tile.sEvent[i])) outline.rect(xs + 0.5, y + 0.5, Math.max(w - 1, 1), DEPTH_H - 3);
+      }
+    }
+    for (let c = 0; c < PALETTE_SIZE; c++) {
+      if (fills[c]) {
+        ctx.fillStyle = theme.palette.fill[c];
+        ctx.fill(fills[c]);
+      }
+      if (merged[c]) {
+        ctx.fillStyle = theme.palette.merged[c];
+        ctx.fill(merged[c]);
+      }
+    }
+    ctx.fillStyle = this.hatch;
+    ctx.fill(hatch);
+
+    const font = `${FONT_PX}px ${theme.font}`;
+    this.text.reset(ctx, font);
+    ctx.font = font;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    ctx.fillStyle = theme.palette.text[0];
+    for (let k = 0; k < labels.length; k += 4) {
+      const i = labels[k];
+      const name = f.names.name(tile.sName[i]);
+      if (name === undefined) continue;
+      const xs = Math.max(labels[k + 1], tl.x0);
+      const room = Math.min(labels[k + 1] + labels[k + 2], tl.x1) - xs - 6;
+      if (room < MIN_LABEL_W - 6) continue;
+      const text = this.text.fit(ctx, name, room);
+      if (text) ctx.fillText(text, xs + 3, labels[k + 3] + (DEPTH_H - 2) / 2 + 0.5);
+    }
+    if (selecting) {
+      ctx.strokeStyle = theme.selection;
+      ctx.lineWidth = 2;
+      ctx.stroke(outline);
+    }
+    if (f.hover && f.hover.tile === tile && f.hover.slice >= 0) {
+      const i = f.hover.slice;
+      const row = f.layout.trackRow.get(f.hover.track);
+      if (row) {
+        const xs = Math.max(tl.x0 + (off + tile.sStart[i]) * pxPerUs, tl.x0 - 2);
+        const xe = Math.min(xs + Math.max(tile.sDur[i] * pxPerUs, 1), tl.x1 + 2);
+        ctx.strokeStyle = theme.fg;
+        ctx.lineWidth = 1;
+        ctx.strokeRect(xs + 0.5, yOf(row) + TRACK_PAD + tile.sDepth[i] * DEPTH_H + 1.5, Math.max(xe - xs - 1, 1), DEPTH_H - 4);
+      }
+    }
+    f.stats.slicesDrawn = nDrawn;
+  }
+
+  counters(f, visible, yOf, tl, pxPerUs, off) {
+    const { ctx, tile, theme } = f;
+    for (const row of visible) {
+      if (!row.counter) continue;
+      const range = tile.counters.get(row.trackId);
+      if (!range || range[1] <= range[0]) continue;
+      const [min, max] = tile.counterRange.get(row.trackId);
+      const top = yOf(row) + 4;
+      const base = yOf(row) + row.h - 3;
+      const yv = (v) => base - ((v - min) / (max - min)) * (base - top);
+      const x = (i) => tl.x0 + (off + tile.cT[i]) * pxPerUs;
+      const end = Math.min(tl.x0 + (off + (tile.end - tile.start)) * pxPerUs, tl.x1 + 2);
+      const area = new Path2D();
+      const line = new Path2D();
+      area.moveTo(x(range[0]), base);
+      for (let i = range[0]; i < range[1]; i++) {
+        const xi = x(i);
+        const xn = i + 1 < range[1] ? x(i + 1) : end;
+        if (xn < tl.x0 - 2 || xi > tl.x1 + 2) continue;
+        area.lineTo(xi, yv(tile.cMax[i]));
+        area.lineTo(xn, yv(tile.cMax[i]));
+        line.moveTo(xi, yv(tile.cLast[i]));
+        line.lineTo(xn, yv(tile.cLast[i]));
+      }
+      area.lineTo(end, base);
+      area.closePath();
+      ctx.fillStyle = theme.counter;
+      ctx.fill(area);
+      ctx.strokeStyle = theme.counterLine;
+      ctx.lineWidth = 1.25;
+      ctx.stroke(line);
+    }
+  }
+
+  summaries(f, visible, yOf, tl, pxPerUs, off) {
+    const { ctx, tile, theme } = f;
+    const path = new Path2D();
+    for (const row of visible) {
+      if (row.type !== "section" || !row.collapsed) continue;
+      const range = tile.summaries.get(row.sectionId);
+      if (!range) continue;
+      const y = yOf(row) + 6;
+      for (let i = range[0]; i < range[1]; i++) {
+        const xs = Math.max(tl.x0 + (off + tile.sumStart[i]) * pxPerUs, tl.x0 - 2);
+        const xe = Math.min(tl.x0 + (off + tile.sumStart[i] + tile.sumDur[i]) * pxPerUs, tl.x1 + 2);
+        if (xe < tl.x0 || xs > tl.x1) continue;
+        path.rect(xs, y, Math.max(xe - xs, 1 / f.dpr), SECTION_H - 12);
+      }
+    }
+    ctx.fillStyle = theme.summary;
+    ctx.fill(path);
+  }
+
+  flowArrows(f, yOf, tl, pxPerUs, off) {
+    const { ctx, tile, theme } = f;
+    const where = tile.flowWhere;
+    const place = (track, depth) => {
+      const row = f.layout.trackRow.get(track) ?? f.layout.sectionRow.get(f.trackSection.get(track));
+      return row ? yOf(row) + depthCenter(row, depth) - row.y : null;
+    };
+    const normal = new Path2D();
+    const heads = new Path2D();
+    const strong = new Path2D();
+    const strongHeads = new Path2D();
+    let drawn = 0;
+    for (let k = 0; k < tile.nFlows; k++) {
+      const x0 = tl.x0 + (off + tile.flowT[2 * k]) * pxPerUs;
+      const x1 = tl.x0 + (off + tile.flowT[2 * k + 1]) * pxPerUs;
+      if ((x0 < tl.x0 && x1 < tl.x0) || (x0 > tl.x1 && x1 > tl.x1)) continue;
+      const y0 = place(where[6 * k], where[6 * k + 1]);
+      const y1 = place(where[6 * k + 3], where[6 * k + 4]);
+      if (y0 === null || y1 === null) continue;
+      if ((y0 < tl.y0 && y1 < tl.y0) || (y0 > tl.y1 && y1 > tl.y1)) continue;
+      const chosen = f.selection.has(where[6 * k + 2]) || f.selection.has(where[6 * k + 5]);
+      const path = chosen ? strong : normal;
+      const bend = Math.max(12, Math.min(80, Math.abs(x1 - x0) / 2));
+      path.moveTo(x0, y0);
+      path.bezierCurveTo(x0 + bend, y0, x1 - bend, y1, x1, y1);
+      arrowHead(chosen ? strongHeads : heads, x1 - bend, y1, x1, y1);
+      drawn++;
+    }
+    f.stats.flowsDrawn = drawn;
+    ctx.strokeStyle = theme.flow;
+    ctx.fillStyle = theme.flow;
+    ctx.globalAlpha = 0.75;
+    ctx.lineWidth = 1.25;
+    ctx.stroke(normal);
+    ctx.fill(heads);
+    ctx.globalAlpha = 1;
+    ctx.lineWidth = 2.5;
+    ctx.stroke(strong);
+    ctx.fill(strongHeads);
+  }
+
+  overlays(f, tl, xOf) {
+    const { ctx, theme } = f;
+    if (f.mark) {
+      const xs = xOf(f.mark.start);
+      const xe = xOf(f.mark.end);
+      ctx.fillStyle = theme.mark;
+      ctx.fillRect(xs, tl.y0, xe - xs, tl.y1 - tl.y0);
+      ctx.strokeStyle = theme.markEdge;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(Math.round(xs) + 0.5, tl.y0);
+      ctx.lineTo(Math.round(xs) + 0.5, tl.y1);
+      ctx.moveTo(Math.round(xe) - 0.5, tl.y0);
+      ctx.lineTo(Math.round(xe) - 0.5, tl.y1);
+      ctx.stroke();
+    }
+    if (f.zoomBox) {
+      const xs = xOf(f.zoomBox.start);
+      const xe = xOf(f.zoomBox.end);
+      ctx.fillStyle = theme.box;
+      ctx.fillRect(xs, tl.y0, xe - xs, tl.y1 - tl.y0);
+    }
+    if (f.box) {
+      ctx.fillStyle = theme.box;
+      ctx.strokeStyle = theme.accent;
+      ctx.lineWidth = 1;
+      const { x0, y0, x1, y1 } = f.box;
+      ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+      ctx.strokeRect(Math.min(x0, x1) + 0.5, Math.min(y0, y1) + 0.5, Math.abs(x1 - x0), Math.abs(y1 - y0));
+    }
+  }
+
+  // The event a search or a flow link went to: it stays findable even when under a pixel wide.
+  focusMarker(f, yOf, tl, xOf) {
+    const { ctx, theme } = f;
+    const { start, end, track, depth } = f.focus;
+    const xs = xOf(start);
+    const xe = Math.max(xOf(end), xs + 3);
+    if (xe < tl.x0 - 20 || xs > tl.x1 + 20) return;
+    ctx.strokeStyle = theme.accent;
+    ctx.globalAlpha = 0.55;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(Math.round(xs) + 0.5, tl.y0);
+    ctx.lineTo(Math.round(xs) + 0.5, tl.y1);
+    ctx.stroke();
+    ctx.globalAlpha = 1;
+    const row = f.layout.trackRow.get(track);
+    if (!row || depth < 0) return;
+    const y = yOf(row) + TRACK_PAD + depth * DEPTH_H;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(xs - 1, y, xe - xs + 2, DEPTH_H);
+    ctx.fillStyle = theme.accent;
+    ctx.beginPath();
+    ctx.moveTo(xs - 5, y - 7);
+    ctx.lineTo(xs + 5, y - 7);
+    ctx.lineTo(xs, y - 1);
+    ctx.closePath();
+    ctx.fill();
+  }
+
+  labels(f, visible, yOf, tl) {
+    const { ctx, theme } = f;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, tl.y0, LABEL_W, tl.y1 - tl.y0);
+    ctx.clip();
+    ctx.fillStyle = theme.panel;
+    ctx.fillRect(0, tl.y0, LABEL_W, tl.y1 - tl.y0);
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    const bold = `600 12px ${theme.font}`;
+    const plain = `${FONT_PX}px ${theme.font}`;
+    for (const row of visible) {
+      const y = yOf(row);
+      if (row.type === "section") {
+        ctx.fillStyle = theme.sectionBg;
+        ctx.fillRect(0, y, LABEL_W, row.h);
+        ctx.fillStyle = theme.fg2;
+        triangle(ctx, 10, y + row.h / 2, row.collapsed);
+        ctx.font = bold;
+        ctx.fillStyle = theme.fg;
+        this.text.reset(ctx, bold);
+        const suffix = row.collapsed ? ` (${row.nTracks})` : "";
+        const text = this.text.fit(ctx, row.label + suffix, LABEL_W - 28);
+        if (text) ctx.fillText(text, 20, y + row.h / 2 + 0.5);
+      } else {
+        ctx.font = plain;
+        ctx.fillStyle = theme.fg2;
+        this.text.reset(ctx, plain);
+        const text = this.text.fit(ctx, row.label, LABEL_W - 30);
+        if (text) ctx.fillText(text, 22, y + Math.min(row.h, DEPTH_H + 2 * TRACK_PAD) / 2 + 0.5);
+      }
+      ctx.strokeStyle = theme.border;
+      ctx.beginPath();
+      ctx.moveTo(0, Math.round(y + row.h) - 0.5);
+      ctx.lineTo(LABEL_W, Math.round(y + row.h) - 0.5);
+      ctx.stroke();
+    }
+    const top = visible[0];
+    if (top && (top.type === "track" || yOf(top) < tl.y0)) this.stickyHeader(f, top, tl, bold);
+    ctx.restore();
+    ctx.strokeStyle = theme.border1;
+    ctx.beginPath();
+    ctx.moveTo(LABEL_W - 0.5, 0);
+    ctx.lineTo(LABEL_W - 0.5, tl.y1);
+    ctx.stroke();
+  }
+
+  // The name of the section whose tracks fill the top of the view, its header scrolled away.
+  stickyHeader(f, top, tl, font) {
+    const { ctx, theme } = f;
+    const header = f.layout.sectionRow.get(top.sectionId);
+    if (!header) return;
+    const h = 18;
+    ctx.fillStyle = theme.panel;
+    ctx.fillRect(0, tl.y0, LABEL_W - 1, h);
+    ctx.fillStyle = theme.sectionBg;
+    ctx.fillRect(0, tl.y0, LABEL_W - 1, h);
+    ctx.strokeStyle = theme.border;
+    ctx.beginPath();
+    ctx.moveTo(0, tl.y0 + h - 0.5);
+    ctx.lineTo(LABEL_W, tl.y0 + h - 0.5);
+    ctx.stroke();
+    ctx.font = font;
+    ctx.fillStyle = theme.fg;
+    this.text.reset(ctx, font);
+    const text = this.text.fit(ctx, header.label, LABEL_W - 16);
+    if (text) ctx.fillText(text, 8, tl.y0 + h / 2 + 0.5);
+  }
+
+  axis(f, tl, axis, xOf, span) {
+    const { ctx, theme } = f;
+    ctx.fillStyle = theme.panel;
+    ctx.fillRect(0, 0, tl.x1, AXIS_H);
+    ctx.strokeStyle = theme.border1;
+    ctx.beginPath();
+    ctx.moveTo(0, AXIS_H - 0.5);
+    ctx.lineTo(tl.x1, AXIS_H - 0.5);
+    ctx.stroke();
+    ctx.font = `${FONT_PX}px ${theme.font}`;
+    ctx.textBaseline = "middle";
+    ctx.fillStyle = theme.fg2;
+    ctx.fillText(`span ${formatDuration(span)}`, 10, AXIS_H / 2);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(tl.x0, 0, tl.x1 - tl.x0, AXIS_H);
+    ctx.clip();
+    ctx.strokeStyle = theme.fg3;
+    ctx.beginPath();
+    for (const t of axis.values) {
+      const x = Math.round(xOf(t)) + 0.5;
+      ctx.moveTo(x, AXIS_H - 8);
+      ctx.lineTo(x, AXIS_H);
+    }
+    ctx.stroke();
+    ctx.fillStyle = theme.fg;
+    for (const t of axis.values) ctx.fillText(axis.label(t), xOf(t) + 4, AXIS_H / 2 - 2);
+    if (f.mark) {
+      const xs = Math.max(xOf(f.mark.start), tl.x0);
+      const xe = Math.min(xOf(f.mark.end), tl.x1);
+      const text = f.mark.label ?? formatDuration(f.mark.end - f.mark.start);
+      const w = ctx.measureText(text).width + 12;
+      const cx = Math.min(Math.max((xs + xe) / 2, tl.x0 + w / 2), tl.x1 - w / 2);
+      ctx.fillStyle = theme.markEdge;
+      roundRect(ctx, cx - w / 2, 4, w, AXIS_H - 10, 4);
+      ctx.fill();
+      ctx.fillStyle = "#1a1a1a";
+      ctx.textAlign = "center";
+      ctx.fillText(text, cx, AXIS_H / 2 - 1);
+      ctx.textAlign = "left";
+    }
+    ctx.restore();
+  }
+}
+
+function triangle(ctx, x, y, collapsed) {
+  ctx.beginPath();
+  if (collapsed) {
+    ctx.moveTo(x - 3, y - 5);
+    ctx.lineTo(x + 4, y);
+    ctx.lineTo(x - 3, y + 5);
+  } else {
+    ctx.moveTo(x - 5, y - 3);
+    ctx.lineTo(x + 5, y - 3);
+    ctx.lineTo(x, y + 4);
+  }
+  ctx.closePath();
+  ctx.fill();
+}
+
+function arrowHead(path, fromX, fromY, x, y) {
+  const angle = Math.atan2(y - fromY, x - fromX);
+  const size = 7;
+  path.moveTo(x, y);
+  path.lineTo(x - size * Math.cos(angle - 0.4), y - size * Math.sin(angle - 0.4));
+  path.lineTo(x - size * Math.cos(angle + 0.4), y - size * Math.sin(angle + 0.4));
+  path.closePath();
+}
+
+function roundRect(ctx, x, y, w, h, r) {
+  ctx.beginPath();
+  ctx.moveTo(x + r, y);
+  ctx.arcTo(x + w, y, x + w, y + h, r);
+  ctx.arcTo(x + w, y + h, x, y + h, r);
+  ctx.arcTo(x, y + h, x, y, r);
+  ctx.arcTo(x, y, x + w, y, r);
+  ctx.closePath();
+}

@@ -1,0 +1,246 @@
+// Mouse, wheel and keyboard on the timeline, and what is under the mouse. Methods of TraceView
+// (view.js), kept apart because they are the widget's whole input vocabulary.
+import { h, sliceTooltip } from "./dom.js";
+import { AXIS_H, LABEL_W, depthAt, rowAt } from "./layout.js";
+import { formatTime } from "./timescale.js";
+
+const TOOL_KEYS = { 1: "select", "!": "select", 2: "pan", "@": "pan", 3: "zoom", "#": "zoom", 4: "timing", $: "timing" };
+const HOLD_KEYS = new Set(["w", "a", "s", "d"]);
+const CLICK_SLOP_PX = 3;
+
+export const inputMethods = {
+  local(e) {
+    const r = this.stage.getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  },
+
+  pointerDown(e) {
+    if (e.button !== 0 || e.target !== this.canvas) return;
+    this.stage.focus({ preventScroll: true });
+    const p = this.local(e);
+    if (p.x < LABEL_W) {
+      const row = p.y >= AXIS_H ? rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY) : null;
+      if (row?.type === "section") this.toggleSection(row.sectionId);
+      return;
+    }
+    this.stage.setPointerCapture(e.pointerId);
+    this.drag = { ...p, t0: this.timeAt(p.x), view: { ...this.view }, scrollY: this.scrollY, moved: false };
+    this.setHover(null);
+  },
+
+  pointerMove(e) {
+    const p = this.local(e);
+    this.mouse = p;
+    const drag = this.drag;
+    if (!drag) return this.hoverAt(p);
+    if (!drag.moved && Math.hypot(p.x - drag.x, p.y - drag.y) < CLICK_SLOP_PX) return;
+    drag.moved = true;
+    const t = this.timeAt(Math.max(LABEL_W, Math.min(this.width, p.x)));
+    if (this.tool === "pan") {
+      const usPerPx = (drag.view.end - drag.view.start) / this.timelineWidth;
+      const dx = (p.x - drag.x) * usPerPx;
+      this.setView(drag.view.start - dx, drag.view.end - dx);
+      this.scrollY = drag.scrollY - (p.y - drag.y);
+      this.clampScroll();
+    } else if (this.tool === "zoom") {
+      this.zoomBox = { start: Math.min(drag.t0, t), end: Math.max(drag.t0, t) };
+    } else if (this.tool === "timing") {
+      this.mark = { start: Math.min(drag.t0, t), end: Math.max(drag.t0, t) };
+    } else {
+      this.box = { x0: drag.x, y0: Math.max(drag.y, AXIS_H), x1: Math.max(LABEL_W, p.x), y1: Math.max(AXIS_H, p.y) };
+    }
+    this.requestDraw();
+  },
+
+  pointerUp(e) {
+    const drag = this.drag;
+    if (!drag) return;
+    this.drag = null;
+    if (this.stage.hasPointerCapture(e.pointerId)) this.stage.releasePointerCapture(e.pointerId);
+    if (!drag.moved) return this.click(drag, e.ctrlKey || e.metaKey || e.shiftKey);
+    if (this.tool === "zoom" && this.zoomBox) {
+      const { start, end } = this.zoomBox;
+      this.zoomBox = null;
+      if (Math.abs(this.xOf(end) - this.xOf(start)) >= 3) this.setView(start, end);
+    } else if (this.tool === "select" && this.box) {
+      const box = this.box;
+      this.box = null;
+      this.selectBox(box, e.ctrlKey || e.metaKey);
+    }
+    this.requestDraw();
+  },
+
+  cancelDrag() {
+    this.drag = null;
+    this.box = null;
+    this.zoomBox = null;
+    this.requestDraw();
+  },
+
+  wheel(e) {
+    const p = this.local(e);
+    const scale = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.height : 1;
+    const dx = e.deltaX * scale;
+    const dy = e.deltaY * scale;
+    if (e.ctrlKey || e.metaKey) {
+      e.preventDefault();
+      const anchor = p.x >= LABEL_W ? this.timeAt(p.x) : undefined;
+      this.zoomAt(Math.exp(-dy * 0.002), anchor);
+      return;
+    }
+    if (Math.abs(dx) > Math.abs(dy)) {
+      e.preventDefault();
+      this.panBy((dx / this.timelineWidth) * (this.view.end - this.view.start));
+      return;
+    }
+    const before = this.scrollY;
+    this.scrollY += dy;
+    this.clampScroll();
+    if (this.scrollY !== before) {
+      e.preventDefault(); // at either end the page scrolls on
+      this.requestDraw();
+      this.hoverAt(p);
+    }
+  },
+
+  keyDown(e) {
+    if (e.target !== this.stage || e.altKey) return;
+    const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if ((e.ctrlKey || e.metaKey) && key !== "Escape") return;
+    let handled = true;
+    if (HOLD_KEYS.has(key)) {
+      if (!e.repeat && !this.held.has(key)) {
+        this.held.set(key, performance.now());
+        this.holdStep(key, 1);
+        this.holdLoop();
+      }
+    } else if (e.key in TOOL_KEYS) this.setTool(TOOL_KEYS[e.key]);
+    else if (key === "m") this.markSelection();
+    else if (key === "f") this.zoomToSelection();
+    else if (key === "0") this.setView(this.traceStart, this.traceEnd);
+    else if (key === "/") this.searchInput.focus();
+    else if (e.key === "?") this.toggleHelp();
+    else if (key === "Escape") {
+      if (!this.help.hidden) this.toggleHelp(false);
+      else if (this.mark) this.mark = null;
+      else this.setSelection([], true);
+      this.requestDraw();
+    } else handled = false;
+    if (handled) e.preventDefault();
+  },
+
+  keyUp(e) {
+    this.held.delete(e.key.toLowerCase());
+  },
+
+  // One step of a held navigation key: `amount` 1 for the first press, frame fractions after.
+  holdStep(key, amount) {
+    const span = this.view.end - this.view.start;
+    if (key === "w") this.zoomAt(1.25 ** amount, this.mouseTime());
+    else if (key === "s") this.zoomAt(0.8 ** amount, this.mouseTime());
+    else if (key === "a") this.panBy(-0.1 * amount * span);
+    else if (key === "d") this.panBy(0.1 * amount * span);
+  },
+
+  holdLoop() {
+    if (this.holdRaf) return;
+    let last = performance.now();
+    const tick = (now) => {
+      this.holdRaf = 0;
+      if (!this.held.size) return;
+      const dt = Math.min(now - last, 50);
+      last = now;
+      for (const [key, since] of this.held) {
+        if (now - since > 200) this.holdStep(key, dt / 60);
+      }
+      this.holdRaf = requestAnimationFrame(tick);
+    };
+    this.holdRaf = requestAnimationFrame(tick);
+  },
+
+  // ---- hit testing and hover --------------------------------------------------------------
+  // What is at stage point p: {row, slice index | -1, counter bucket | -1}.
+  hitTest(p) {
+    if (p.x < LABEL_W || p.y < AXIS_H) return null;
+    const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
+    if (!row) return null;
+    const tile = this.tile;
+    const hit = { row, slice: -1, bucket: -1, tile };
+    if (!tile || row.type !== "track") return hit;
+    const t = this.timeAt(p.x) - tile.start;
+    const usPerPx = (this.view.end - this.view.start) / this.timelineWidth;
+    if (row.counter) {
+      const range = tile.counters.get(row.trackId);
+      if (!range) return hit;
+      let best = -1;
+      for (let i = range[0]; i < range[1] && tile.cT[i] <= t; i++) best = i;
+      hit.bucket = best;
+      return hit;
+    }
+    const depth = depthAt(row, p.y - AXIS_H + this.scrollY);
+    const range = tile.slices.get(row.trackId);
+    if (depth < 0 || !range) return hit;
+    let best = -1;
+    let bestGap = 2 * usPerPx;
+    for (let i = range[0]; i < range[1]; i++) {
+      if (tile.sDepth[i] !== depth) continue;
+      const s = tile.sStart[i];
+      const e = s + Math.max(tile.sDur[i], usPerPx);
+      const gap = t < s ? s - t : t > e ? t - e : 0;
+      if (gap < bestGap || (gap === 0 && best >= 0 && tile.sDur[i] < tile.sDur[best])) {
+        best = i;
+        bestGap = gap;
+      }
+    }
+    hit.slice = best;
+    return hit;
+  },
+
+  // The view moved under a still mouse: what it points at changed.
+  refreshHover() {
+    if (this.drag) return;
+    if (this.mouse) this.hoverAt(this.mouse);
+    else if (this.hover) this.setHover(null);
+  },
+
+  hoverAt(p) {
+    const hit = this.hitTest(p);
+    this.setHover(hit && (hit.slice >= 0 || hit.bucket >= 0 || hit.row.type === "section") ? { ...hit, track: hit.row.trackId, p } : null);
+  },
+
+  setHover(hover) {
+    const before = this.hover;
+    this.hover = hover;
+    if (!hover) {
+      this.tip.hidden = true;
+      if (before) this.requestDraw();
+      return;
+    }
+    const tile = hover.tile;
+    let lines;
+    if (hover.slice >= 0) {
+      const i = hover.slice;
+      lines = sliceTooltip({
+        name: this.names.name(tile.sName[i]), start: tile.start + tile.sStart[i], dur: tile.sDur[i],
+        count: tile.sCount[i], depth: tile.sDepth[i],
+      });
+    } else if (hover.bucket >= 0) {
+      const i = hover.bucket;
+      const value = (v) => (Number.isInteger(v) ? v.toLocaleString("en") : v.toPrecision(6));
+      lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label), h("div", {}, `value ${value(tile.cLast[i])}`)];
+      if (tile.cMin[i] !== tile.cMax[i]) lines.push(h("div", { className: "xw-tv-dim" }, `range in this pixel: ${value(tile.cMin[i])} – ${value(tile.cMax[i])}`));
+      lines.push(h("div", { className: "xw-tv-dim" }, `at ${formatTime(tile.start + tile.cT[i])}`));
+    } else if (hover.row.type === "section") {
+      lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
+        h("div", { className: "xw-tv-dim" }, hover.row.collapsed ? `${hover.row.nTracks} tracks, collapsed: busy time shown. Click the name to expand.` : `${hover.row.nTracks} tracks. Click the name to collapse.`)];
+    }
+    this.tip.replaceChildren(...lines);
+    this.tip.hidden = false;
+    const { x, y } = hover.p;
+    const w = this.tip.offsetWidth;
+    const hgt = this.tip.offsetHeight;
+    this.tip.style.left = `${Math.max(4, x + 14 + w > this.width ? x - w - 10 : x + 14)}px`;
+    this.tip.style.top = `${Math.max(4, y + 16 + hgt > this.height ? y - hgt - 8 : y + 16)}px`;
+    this.requestDraw();
+  },
+};

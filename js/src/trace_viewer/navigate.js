@@ -1,0 +1,111 @@
+// Search over the whole trace and going to an event: the view moves to it, its section opens and
+// its track scrolls into sight. Methods of TraceView (view.js).
+import { request, typed } from "../lib/transport.js";
+import { AXIS_H } from "./layout.js";
+
+export const navigationMethods = {
+  // ---- search and navigation --------------------------------------------------------------
+  searchKey(e) {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      this.stepSearch(e.shiftKey ? -1 : 1);
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      this.stage.focus({ preventScroll: true });
+    }
+  },
+
+  async stepSearch(direction) {
+    const text = this.searchInput.value.trim();
+    if (!text) return;
+    if (text !== this.search.pattern) {
+      const regex = text.length > 2 && text.startsWith("/") && text.endsWith("/");
+      const pattern = regex ? text.slice(1, -1) : text;
+      this.hitsLabel.textContent = "searching…";
+      let answer;
+      try {
+        answer = await request(this.model, "search", { pattern, regex, case: false }, {
+          channel: "search", onBusy: () => (this.hitsLabel.textContent = "kernel busy…"),
+        });
+      } catch (error) {
+        this.hitsLabel.textContent = "";
+        this.search = { pattern: null, hits: null, index: -1 };
+        this.setBanner(error.message ?? String(error), "error");
+        setTimeout(() => this.banner.dataset.kind === "error" && this.dismissError(), 4000);
+        return;
+      }
+      if (!answer) return;
+      const { content, buffers } = answer;
+      const hits = { event: typed(buffers[0], Uint32Array), start: typed(buffers[1], Float64Array), track: typed(buffers[2], Uint32Array), truncated: content.truncated };
+      this.search = { pattern: text, hits, index: -1 };
+      if (!hits.event.length) {
+        this.hitsLabel.textContent = "no hits";
+        this.el.dataset.hits = "0";
+        return;
+      }
+      this.el.dataset.hits = String(hits.event.length);
+      // Start from the first hit at or after the view's start.
+      let first = hits.start.findIndex((t) => t >= this.view.start);
+      if (first < 0) first = 0;
+      this.search.index = direction > 0 ? first - 1 : first;
+    }
+    const { hits } = this.search;
+    if (!hits || !hits.event.length) return;
+    const n = hits.event.length;
+    this.search.index = (this.search.index + direction + n) % n;
+    const i = this.search.index;
+    this.hitsLabel.textContent = `${i + 1} / ${n.toLocaleString("en")}${hits.truncated ? "+" : ""}`;
+    this.goToEvent(hits.event[i], hits.start[i], hits.track[i]);
+  },
+
+  dismissError() {
+    this.banner.dataset.kind = "";
+    this.clearBanner();
+  },
+
+  // Select an event and bring it into view (its section expanded, its track scrolled to).
+  goToEvent(event, startUs, track) {
+    this.setSelection([event], true);
+    const place = (start, dur, trackId, depth) => {
+      this.focus = { event, start, end: start + dur, track: trackId, depth };
+      const span = this.view.end - this.view.start;
+      if (dur > span * 0.8) this.setView(start - dur * 0.1, start + dur * 1.1);
+      else if (start < this.view.start + span * 0.05 || start + dur > this.view.end - span * 0.05) {
+        const centre = start + dur / 2;
+        this.setView(centre - span / 2, centre + span / 2);
+      }
+      if (trackId !== undefined) this.revealTrack(trackId);
+    };
+    if (startUs !== undefined) place(startUs, 0, track, -1);
+    request(this.model, "details", { event }, { channel: "goto" }).then((answer) => {
+      if (!answer) return;
+      const d = answer.content;
+      if (d.start_us !== undefined) {
+        this.spans.set(event, [d.start_us, d.start_us + (d.duration_us ?? 0)]);
+        place(d.start_us, d.duration_us ?? 0, typeof d.track === "number" ? d.track : track, d.depth ?? 0);
+      }
+    }, () => {});
+  },
+
+  revealTrack(trackId) {
+    const section = this.trackSection.get(trackId);
+    if (this.collapsed.has(section)) {
+      this.collapsed.delete(section);
+      this.relayout();
+      this.ensureData();
+    }
+    let row = this.layout.trackRow.get(trackId);
+    if (!row && this.filter) {
+      this.filterInput.value = "";
+      this.setFilter("");
+      row = this.layout.trackRow.get(trackId);
+    }
+    if (!row) return;
+    const visibleH = this.height - AXIS_H;
+    if (row.y < this.scrollY || row.y + Math.min(row.h, visibleH) > this.scrollY + visibleH) {
+      this.scrollY = row.y - Math.max(0, (visibleH - row.h) / 3);
+      this.clampScroll();
+      this.requestDraw();
+    }
+  },
+};

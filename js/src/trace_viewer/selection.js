@@ -1,0 +1,140 @@
+// Selecting events (click, Ctrl/⌘-click, box) and showing them: details for one, an aggregate
+// table for several. Methods of TraceView (view.js).
+import { request } from "../lib/transport.js";
+import { aggregateRows, aggregateView, detailsView, h } from "./dom.js";
+import { AXIS_H, depthAt } from "./layout.js";
+import { formatDuration } from "./timescale.js";
+
+const MIN_PAD_US = 0.001;
+
+export const selectionMethods = {
+  // ---- selection --------------------------------------------------------------------------
+  click(p, additive) {
+    this.focus = null;
+    const hit = this.hitTest(p);
+    if (!hit || hit.slice < 0) {
+      if (!additive) this.setSelection([], true);
+      return;
+    }
+    const tile = hit.tile;
+    const i = hit.slice;
+    const event = tile.sEvent[i];
+    if (tile.sCount[i] === 1) this.spans.set(event, [tile.start + tile.sStart[i], tile.start + tile.sStart[i] + tile.sDur[i]]);
+    if (additive) {
+      const next = new Set(this.selection);
+      if (next.has(event)) next.delete(event);
+      else next.add(event);
+      this.setSelection([...next], true);
+    } else {
+      this.setSelection([event], true);
+    }
+  },
+
+  setSelection(events, sync) {
+    this.selection = new Set(events);
+    if (this.focus && !this.selection.has(this.focus.event)) this.focus = null;
+    this.boxSpan = null;
+    if (sync) {
+      this.model.set("selected_events", [...this.selection]);
+      this.model.save_changes();
+    }
+    this.showSelection();
+    this.requestDraw();
+  },
+
+  selectionFromModel() {
+    const events = this.model.get("selected_events") ?? [];
+    if (events.length === this.selection.size && events.every((e) => this.selection.has(e))) return;
+    this.selection = new Set(events);
+    this.showSelection();
+    this.requestDraw();
+  },
+
+  selectBox(box, additive) {
+    const t0 = this.timeAt(Math.min(box.x0, box.x1));
+    const t1 = this.timeAt(Math.max(box.x0, box.x1));
+    const y0 = Math.min(box.y0, box.y1) - AXIS_H + this.scrollY;
+    const y1 = Math.max(box.y0, box.y1) - AXIS_H + this.scrollY;
+    const rows = [];
+    for (const row of this.layout.rows) {
+      if (row.y + row.h <= y0 || row.y >= y1) continue;
+      if (row.type === "track" && !row.counter) {
+        const top = Math.max(0, depthAt(row, Math.max(y0, row.y + 1)));
+        let bottom = depthAt(row, Math.min(y1, row.y + row.h - 1));
+        if (bottom < 0) bottom = row.maxDepth;
+        rows.push([row.trackId, top, bottom]);
+      } else if (row.type === "section" && row.collapsed) {
+        for (const t of this.tables.tracks) if (t.section_id === row.sectionId && t.kind !== "counter") rows.push([t.id, 0, t.max_depth]);
+      }
+    }
+    if (!rows.length) return;
+    const keep = additive ? [...this.selection] : [];
+    request(this.model, "select_box", { start_us: t0, end_us: t1, rows, add: keep }, { channel: "selection" })
+      .then((answer) => {
+        if (!answer) return;
+        const { content } = answer;
+        this.setSelection(content.events, true);
+        this.boxSpan = content.events.length ? [content.start_us, content.end_us] : null;
+        this.boxTruncated = content.truncated;
+      }, (error) => this.fail(error));
+  },
+
+  selectionSpan() {
+    if (this.boxSpan) return this.boxSpan;
+    let s = Infinity;
+    let e = -Infinity;
+    for (const event of this.selection) {
+      const span = this.spans.get(event);
+      if (!span) continue;
+      s = Math.min(s, span[0]);
+      e = Math.max(e, span[1]);
+    }
+    return s <= e ? [s, e] : null;
+  },
+
+  markSelection() {
+    const span = this.selectionSpan();
+    if (!span) return;
+    this.mark = { start: span[0], end: span[1], label: `selection ${formatDuration(span[1] - span[0])}` };
+    this.requestDraw();
+  },
+
+  zoomToSelection() {
+    const span = this.selectionSpan();
+    if (!span) return;
+    const pad = Math.max((span[1] - span[0]) * 0.05, MIN_PAD_US);
+    this.setView(span[0] - pad, span[1] + pad);
+  },
+
+  showSelection() {
+    const events = [...this.selection];
+    this.el.dataset.selected = String(events.length);
+    if (!events.length) {
+      this.details.replaceChildren(h("div", { className: "xw-tv-empty" },
+        "Click an event for its details; Ctrl/⌘-click or drag a box to select several. Press ? for keys."));
+      return;
+    }
+    if (events.length === 1) {
+      request(this.model, "details", { event: events[0] }, { channel: "details" }).then((answer) => {
+        if (!answer) return;
+        const d = { event: events[0], ...answer.content };
+        if (d.start_us !== undefined) this.spans.set(events[0], [d.start_us, d.start_us + (d.duration_us ?? 0)]);
+        this.details.replaceChildren(detailsView(d, {
+          trackName: (id) => this.trackNames.get(id) ?? String(id),
+          onGo: (event) => this.goToEvent(event),
+        }));
+        this.details.dataset.event = String(events[0]);
+      }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
+      return;
+    }
+    request(this.model, "aggregate", { events }, { channel: "details" }).then((answer) => {
+      if (!answer) return;
+      const span = this.selectionSpan();
+      const rows = aggregateRows(answer.content);
+      this.details.replaceChildren(aggregateView(rows, {
+        nEvents: events.length, span: span ? span[1] - span[0] : null, truncated: this.boxTruncated && this.boxSpan,
+      }));
+      this.details.dataset.event = "";
+    }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
+  },
+};

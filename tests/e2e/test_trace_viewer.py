@@ -1,0 +1,342 @@
+"""TraceViewer in a real JupyterLab: drawing, keys, selection, search, flows, Python sync, themes.
+
+Row positions below mirror js/src/trace_viewer/layout.js (axis 30 px, section header 24 px, 18 px
+per depth plus 3 px padding above and below each track).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import harness
+import pytest
+
+TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
+READY = ".xw-trace-viewer[data-ready='1']"
+AXIS_H, LABEL_W, SECTION_H, DEPTH_H, TRACK_PAD = 30, 210, 24, 18, 3
+HTML_NAME = "<img src=x onerror=alert(1)>"
+
+RUN_IN_KERNEL = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = "";
+  future.onIOPub = (msg) => {
+    const type = msg.header.msg_type;
+    if (type === "stream") out += msg.content.text;
+    if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return out;
+}"""
+
+# Distinct colours and non-background pixels of the timeline area of the canvas.
+CANVAS_PIXELS = """([x0, y0]) => {
+  const canvas = document.querySelector(".xw-trace-viewer canvas");
+  const ctx = canvas.getContext("2d");
+  const dpr = canvas.width / canvas.clientWidth;
+  const w = canvas.width - Math.ceil(x0 * dpr), h = canvas.height - Math.ceil(y0 * dpr);
+  const data = ctx.getImageData(Math.ceil(x0 * dpr), Math.ceil(y0 * dpr), w, h).data;
+  const bg = data.slice(0, 3).join(",");
+  const colours = new Set();
+  let painted = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const key = `${data[i]},${data[i + 1]},${data[i + 2]}`;
+    colours.add(key);
+    if (key !== bg) painted++;
+  }
+  return {colours: colours.size, painted, total: w * h, dpr};
+}"""
+
+# Pixels close to a colour, in the timeline area.
+COLOUR_PIXELS = """([r, g, b]) => {
+  const canvas = document.querySelector(".xw-trace-viewer canvas");
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 40) n++;
+  }
+  return n;
+}"""
+
+
+@pytest.fixture(scope="session")
+def trace_bundle() -> Path:
+    """Build the widget's bundle into xprof_widgets/static/ (where `_esm` reads it)."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("the e2e tests need Node.js to bundle the trace viewer")
+    out = harness.REPO / "xprof_widgets" / "static" / "trace_viewer.js"
+    subprocess.run([node, "build.mjs", f"src/trace_viewer.js={out}"], cwd=harness.REPO / "js",
+                   check=True, capture_output=True)
+    return out
+
+
+def in_kernel(page, code: str) -> str:
+    return page.evaluate(RUN_IN_KERNEL, code)
+
+
+def hide_lab_toasts(page) -> None:
+    """JupyterLab's "get notified about news?" toast would sit on top of screenshots."""
+    page.add_style_tag(content=".Toastify { display: none !important; }")
+
+
+def open_viewer(lab, name: str, source: str, height: int = 420):
+    cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({source}, height={height})\ntv"]
+    page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
+    hide_lab_toasts(page)
+    lab.wait_ready(page, READY)
+    return page, page.locator(".xw-trace-viewer")
+
+
+def view_window(widget) -> tuple[float, float]:
+    start, end = widget.get_attribute("data-window").split(",")
+    return float(start), float(end)
+
+
+def wait_window_change(page, before: tuple[float, float]) -> tuple[float, float]:
+    page.wait_for_function(
+        "(before) => document.querySelector('.xw-trace-viewer').dataset.window !== before",
+        arg=",".join(repr(v) for v in before), timeout=10_000)
+    page.wait_for_timeout(300)  # the window reaches the kernel 120 ms after the last change
+    return view_window(page.locator(".xw-trace-viewer"))
+
+
+def kernel_window(page) -> tuple[float, float]:
+    return tuple(json.loads(in_kernel(page, "import json; print(json.dumps(list(tv.window)))")))
+
+
+def track_centre_y(summary_tracks: list[dict], track: int, depth: int = 0) -> float:
+    """Canvas y of a depth band of a track, all sections of the TPU fixture's devices expanded."""
+    y = AXIS_H
+    section = None
+    for t in summary_tracks:
+        if t["section_id"] != section:
+            section = t["section_id"]
+            y += SECTION_H
+        if t["id"] == track:
+            return y + TRACK_PAD + (depth + 0.5) * DEPTH_H
+        y += (t["max_depth"] + 1) * DEPTH_H + 2 * TRACK_PAD
+    raise KeyError(track)
+
+
+def tracks_of(page) -> list[dict]:
+    code = ("import json; s = tv._summary['tracks']; "
+            "print(json.dumps([dict(zip(s, v)) for v in zip(*s.values())]))")
+    return json.loads(in_kernel(page, code))
+
+
+def event_row(page, code: str) -> dict:
+    return json.loads(in_kernel(page, f"import json; r = {code}; print(r.to_json())"))
+
+
+def show_event(page, widget, event: dict, margin: float = 0.5) -> None:
+    """Move the view (from Python) so the event fills the middle of the timeline."""
+    d = event["duration_us"]
+    target = (event["start_us"] - margin * d, event["start_us"] + (1 + margin) * d)
+    in_kernel(page, f"tv.window = {target!r}")
+    page.wait_for_function(
+        """([s, e]) => {
+            const [a, b] = document.querySelector('.xw-trace-viewer').dataset.window.split(',');
+            return Math.abs(a - s) + Math.abs(b - e) < 1e-6 * (e - s);
+        }""", arg=list(target), timeout=10_000)
+    page.wait_for_timeout(400)
+
+
+def click_at(page, widget, x: float, y: float, modifier: str | None = None) -> None:
+    box = widget.locator("canvas").bounding_box()
+    if modifier:
+        page.keyboard.down(modifier)
+    page.mouse.click(box["x"] + x, box["y"] + y)
+    if modifier:
+        page.keyboard.up(modifier)
+
+
+@pytest.mark.e2e
+def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
+    page, widget = open_viewer(lab, "trace_tpu", repr(str(TPU)))
+    canvas = widget.locator("canvas")
+    pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
+    assert pixels["colours"] > 20 and pixels["painted"] > 0.1 * pixels["total"], pixels
+    assert int(widget.get_attribute("data-frames")) >= 1
+    harness.screenshot(widget, "trace_viewer_tpu")
+    cells_before = page.locator(".jp-Notebook .jp-Cell").count()
+
+    # W/S zoom around the mouse, A/D pan; the kernel's `window` follows.
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + LABEL_W + (box["width"] - LABEL_W) / 2, box["y"] + 100)
+    widget.locator(".xw-tv-stage").focus()
+    for key, check in [
+        ("w", lambda a, b: (b[1] - b[0]) < 0.9 * (a[1] - a[0])),
+        ("w", lambda a, b: (b[1] - b[0]) < 0.9 * (a[1] - a[0])),
+        ("s", lambda a, b: (b[1] - b[0]) > 1.1 * (a[1] - a[0])),
+        ("d", lambda a, b: b[0] > a[0] and abs((b[1] - b[0]) - (a[1] - a[0])) < 1e-6 * a[1]),
+        ("a", lambda a, b: b[0] < a[0]),
+    ]:
+        before = view_window(widget)
+        page.keyboard.press(key)
+        after = wait_window_change(page, before)
+        assert check(before, after), (key, before, after)
+        kernel = kernel_window(page)
+        assert kernel == pytest.approx(after, rel=1e-9), (key, kernel, after)
+    # Those keys were the widget's: JupyterLab did not add or delete cells.
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells_before
+
+    # Python moves the view; a click on an event shows its details.
+    tracks = tracks_of(page)
+    module = event_row(page, "tv.profile.events(track=0).iloc[10]")
+    show_event(page, widget, module)
+    width = box["width"]
+    x_mid = LABEL_W + (width - LABEL_W) / 2
+    click_at(page, widget, x_mid, track_centre_y(tracks, 0))
+    title = widget.locator(".xw-tv-details .xw-tv-title")
+    title.wait_for(timeout=10_000)
+    assert title.inner_text() == module["name"]
+    assert json.loads(in_kernel(page, "print(tv.selected_events)")) == [module["event"]]
+    harness.screenshot(widget, "trace_viewer_details")
+
+    # Ctrl-click adds the same module's run on the next chip: the aggregate table appears.
+    other = event_row(
+        page, f"tv.profile.events(start={module['start_us'] + module['duration_us'] / 2}, "
+              f"end={module['start_us'] + module['duration_us'] / 2}, track=4).iloc[0]")
+    click_at(page, widget, x_mid, track_centre_y(tracks, 4), modifier="Control")
+    table = widget.locator(".xw-tv-details .xw-tv-agg")
+    table.wait_for(timeout=10_000)
+    assert widget.get_attribute("data-selected") == "2"
+    selected = json.loads(in_kernel(page, "print(tv.selection['event'].tolist())"))
+    assert sorted(selected) == sorted([module["event"], other["event"]])
+    assert table.locator("tbody tr").count() >= 1
+    harness.screenshot(widget, "trace_viewer_aggregate")
+
+    # `m` marks the selection's span; the timing tool measures a dragged interval.
+    page.mouse.move(box["x"] + x_mid, box["y"] + 100)
+    widget.locator(".xw-tv-stage").focus()
+    page.keyboard.press("m")
+    page.wait_for_timeout(200)
+    page.keyboard.press("4")
+    assert widget.locator("button[data-tool='timing']").get_attribute("aria-pressed") == "true"
+    page.keyboard.press("1")
+
+    # Search runs over the whole trace: a hit outside the view moves the view to it.
+    show_event(page, widget, module)
+    start, end = view_window(widget)
+    later = event_row(page, f"""next(
+        h[h.start_us > {end!r}].iloc[0]
+        for h in (tv.search(n) for n in tv.profile.events(start={end!r})['name'].unique())
+        if not ((h.start_us + h.duration_us >= {start!r}) & (h.start_us <= {end!r})).any()
+        and (h.start_us > {end!r}).any())""")
+    widget.locator(".xw-tv-search").fill(later["name"])
+    before = view_window(widget)
+    widget.locator(".xw-tv-search").press("Enter")
+    after = wait_window_change(page, before)
+    assert after[0] <= later["start_us"] <= after[1], (after, later)
+    page.wait_for_function(
+        "(name) => document.querySelector('.xw-tv-details .xw-tv-title')?.textContent === name",
+        arg=later["name"], timeout=10_000)
+    assert widget.locator(".xw-tv-hits").inner_text().split(" / ")[0].isdigit()
+    harness.screenshot(widget, "trace_viewer_search")
+
+    # The help overlay lists the keys.
+    widget.locator(".xw-tv-stage").focus()
+    page.keyboard.press("?")
+    assert widget.locator(".xw-tv-help").is_visible()
+    assert "zoom" in widget.locator(".xw-tv-help").inner_text()
+    harness.screenshot(widget, "trace_viewer_help")
+    page.keyboard.press("Escape")
+
+    # An answer that takes seconds (a busy kernel: ipykernel 7 still answers comms while a cell
+    # sleeps, so the index itself is slowed): the view says so, then catches up.
+    in_kernel(page, "import time\n_window = tv.index.window\n"
+                    "tv.index.window = lambda *a, **k: (time.sleep(2), _window(*a, **k))[1]")
+    widget.locator(".xw-tv-stage").focus()
+    page.keyboard.press("0")  # the whole trace: a window the view has not fetched
+    page.wait_for_selector(".xw-trace-viewer[data-busy='busy']", timeout=5_000)
+    assert "busy" in widget.locator(".xw-tv-banner").inner_text()
+    harness.screenshot(widget, "trace_viewer_busy")
+    page.wait_for_selector(".xw-trace-viewer:not([data-busy])", timeout=15_000)
+    in_kernel(page, "del tv.index.window")
+
+    # Dark theme: the canvas follows JupyterLab's colours.
+    light_bg = page.evaluate(CANVAS_PIXELS, [0, 0])
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
+                           timeout=15_000)
+    page.wait_for_timeout(800)
+    dark_corner = page.evaluate(
+        "() => Array.from(document.querySelector('.xw-trace-viewer canvas').getContext('2d')"
+        ".getImageData(3, 3, 1, 1).data)")
+    assert sum(dark_corner[:3]) < 3 * 110, dark_corner
+    assert light_bg["colours"] > 1
+    harness.screenshot(widget, "trace_viewer_dark")
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme: 'JupyterLab Light'})")
+
+
+def html_profile(path: Path) -> Path:
+    """A tiny XSpace: one device core whose ops carry HTML-looking names, linked by flows."""
+    from xprof_widgets.profile.schema import XSpace
+
+    space = XSpace()
+    plane = space.planes.add(id=1, name="/device:TPU:0")
+    names = [HTML_NAME, "<b>bold?</b>", "fusion.1", "all-reduce.2"]
+    for mid, name in enumerate(names, start=1):
+        plane.event_metadata[mid].id = mid
+        plane.event_metadata[mid].name = name
+    for sid, name in enumerate(["_p", "_c", "_pt", "_ct"], start=1):
+        plane.stat_metadata[sid].id = sid
+        plane.stat_metadata[sid].name = name
+    ops = plane.lines.add(id=1, name="XLA Ops", timestamp_ns=0)
+    steps = plane.lines.add(id=2, name="XLA Modules", timestamp_ns=0)
+    for k in range(8):
+        start = k * 1_000_000_000  # ps: one event per ms
+        event = ops.events.add(metadata_id=1 + k % 4, offset_ps=start, duration_ps=700_000_000)
+        if k % 4 == 0:  # producer: flows to the module below it one step later
+            event.stats.add(metadata_id=1, uint64_value=k + 1)
+            event.stats.add(metadata_id=3, uint64_value=1)
+        step = steps.events.add(metadata_id=3, offset_ps=start + 500_000_000,
+                                duration_ps=400_000_000)
+        if k % 4 == 0:
+            step.stats.add(metadata_id=2, uint64_value=k + 1)
+            step.stats.add(metadata_id=4, uint64_value=1)
+    path.write_bytes(space.SerializeToString())
+    return path
+
+
+@pytest.mark.e2e
+def test_html_names_are_text_and_flows_draw(lab, trace_bundle):
+    dialogs: list[str] = []
+    path = html_profile(lab.server.root / "html.xplane.pb")
+    page, widget = open_viewer(lab, "trace_html", repr(str(path)), height=300)
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    tracks = tracks_of(page)
+    ops = next(t["id"] for t in tracks if t["name"] == "XLA Ops")
+    first = event_row(page, f"tv.profile.events(track={ops}).iloc[0]")
+    assert first["name"] == HTML_NAME
+    show_event(page, widget, first, margin=0.3)
+    click_at(page, widget, LABEL_W + (widget.locator("canvas").bounding_box()["width"] - LABEL_W)
+             / 2, track_centre_y(tracks, ops))
+    title = widget.locator(".xw-tv-details .xw-tv-title")
+    title.wait_for(timeout=10_000)
+    assert title.text_content() == HTML_NAME
+    assert widget.locator("img").count() == 0 and widget.locator("b").count() == 0
+    harness.screenshot(widget, "trace_viewer_html_names")
+
+    # The flow toggle asks for flows and draws arrows (in the flow colour).
+    in_kernel(page, "tv.window = (0.0, 8000.0)")
+    page.wait_for_timeout(600)
+    flow_colour = [216, 67, 21]
+    before = page.evaluate(COLOUR_PIXELS, flow_colour)
+    widget.locator("label.xw-tv-check input").check()
+    page.wait_for_function(
+        "() => Number(document.querySelector('.xw-trace-viewer').dataset.flows) > 0",
+        timeout=10_000)
+    page.wait_for_timeout(300)
+    assert page.evaluate(COLOUR_PIXELS, flow_colour) > before + 50
+    harness.screenshot(widget, "trace_viewer_flows")
+    time.sleep(0.2)
+    assert not dialogs

@@ -1,0 +1,197 @@
+"""`TraceViewer`: XProf's trace viewer in a notebook cell.
+
+The widget syncs only a small summary of the profile (its tracks and sections), the visible time
+window and the selected event ids. The view asks for everything else on request, in the wire
+format of docs/dev/trace_protocol.md: windows at the view's pixel resolution, details, search
+hits, aggregates. The trace index is built on the first request, after the widget renders.
+
+    tv = xw.TraceViewer("/logs/run")
+    tv.window = (1_000, 2_500)        # microseconds after the profile start: the view moves
+    tv.selection                      # DataFrame of the events selected in the view
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..profile.model import PS_PER_US, Profile
+from ..profile.open import open_profile
+from ..trace import (
+    StringTracker,
+    TraceIndex,
+    aggregate_content,
+    answer_search,
+    answer_window,
+    trace_index,
+)
+from ._base import RequestWidget, handler
+
+MAX_BOX_EVENTS = 50_000
+"""Most events a box selection syncs (its list of ids travels to the view and back)."""
+_MAX_VIEWS = 16
+"""Views whose sent names are remembered (one per display of the widget)."""
+
+
+class TraceViewer(RequestWidget):
+    """A zoomable timeline of a profile's events, one section per device core and host.
+
+    Args:
+        path_or_profile: a logdir, run directory, `.xplane.pb` / `.trace.json.gz` file, fsspec
+            URL, or a `Profile` from `xprof_widgets.open_profile`.
+        run, host: which run and host(s) to open (default: the newest run, every host).
+        height: the timeline's height in pixels (it is shorter when the tracks need less).
+    """
+
+    _bundle = "trace_viewer.js"
+
+    window = traitlets.Tuple(traitlets.Float(), traitlets.Float(),
+                             help="Visible time window (start_us, end_us) after the profile "
+                                  "start; setting it moves the view.").tag(sync=True)
+    selected_events = traitlets.List(traitlets.Int(),
+                                     help="Global ids of the events selected in the view."
+                                     ).tag(sync=True)
+    height = traitlets.Int(600, help="Timeline height in pixels.").tag(sync=True)
+    _summary = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
+                 host: str | list[str] | None = None, *, height: int = 600, **kwargs: Any):
+        profile = open_profile(path_or_profile, run=run, host=host)
+        summary = summarize(profile)
+        super().__init__(_summary=summary, window=(summary["start_us"], summary["end_us"]),
+                         height=height, **kwargs)
+        self.profile = profile
+        self._sent: OrderedDict[str, StringTracker] = OrderedDict()
+
+    # ---- the index --------------------------------------------------------------------------
+    @property
+    def index(self) -> TraceIndex:
+        """The trace index, built on first use (the view's first request, or a query here)."""
+        return trace_index(self.profile, self._report_progress)
+
+    def _report_progress(self, fraction: float) -> None:
+        # Runs inside the view's first request, so the message reaches it while the index builds.
+        self.send({"kind": "progress", "text": f"Indexing the trace: {fraction:.0%}"})
+
+    @traitlets.validate("window")
+    def _check_window(self, proposal: dict) -> tuple[float, float]:
+        start, end = (float(v) for v in proposal["value"])
+        if not (math.isfinite(start) and math.isfinite(end)) or end <= start:
+            raise traitlets.TraitError(
+                f"window must be (start_us, end_us) with start < end, got {proposal['value']!r}")
+        return start, end
+
+    def _strings(self, view: str) -> StringTracker:
+        """The names sent to one view (each display of the widget is a view of its own)."""
+        strings = self._sent.pop(view, None) or StringTracker(self.profile)
+        self._sent[view] = strings
+        while len(self._sent) > _MAX_VIEWS:
+            self._sent.popitem(last=False)
+        return strings
+
+    # ---- requests from the view ---------------------------------------------------------------
+    @handler("window")
+    def _window(self, start_us: float, end_us: float, width_px: int,
+                tracks: list[int] | None = None, collapsed: list[int] | None = None,
+                flows: bool = False, reset_strings: bool = False, view: str = "") -> tuple:
+        index = self.index
+        return answer_window(index, self._strings(view), start_us, end_us, int(width_px),
+                             tracks=tracks, collapsed=collapsed or [], flows=bool(flows),
+                             reset_strings=bool(reset_strings))
+
+    @handler("details")
+    def _details(self, event: int) -> dict:
+        return self.index.details(int(event))
+
+    @handler("search")
+    def _search(self, pattern: str, regex: bool = False, case: bool = False) -> tuple:
+        return answer_search(self.index, pattern, regex=bool(regex), case=bool(case))
+
+    @handler("aggregate")
+    def _aggregate(self, events: list[int]) -> dict:
+        return aggregate_content(self.index.aggregate(events))
+
+    @handler("select_box")
+    def _select_box(self, start_us: float, end_us: float, rows: list[list[int]],
+                    add: list[int] | None = None) -> dict:
+        """Events of the given (track, min depth, max depth) rows overlapping [start, end]."""
+        p = self.profile
+        lo, hi = round(start_us * PS_PER_US), round(end_us * PS_PER_US)
+        parts = [np.asarray(add or [], np.int64)]
+        for track, depth_lo, depth_hi in rows:
+            first, end = p.tracks.loc[int(track), ["first_event", "end_event"]]
+            idx = np.arange(int(first), int(end))
+            s = p.start_ps[idx]
+            keep = (s <= hi) & (s + p.duration_ps[idx] >= lo)
+            keep &= (p.depth[idx] >= depth_lo) & (p.depth[idx] <= depth_hi)
+            parts.append(idx[keep])
+        found = np.unique(np.concatenate(parts))
+        truncated = found.shape[0] > MAX_BOX_EVENTS
+        found = found[:MAX_BOX_EVENTS]
+        if not found.shape[0]:
+            return {"events": [], "truncated": False, "start_us": start_us, "end_us": end_us}
+        ends = p.start_ps[found] + p.duration_ps[found]
+        return {"events": found.tolist(), "truncated": bool(truncated),
+                "start_us": int(p.start_ps[found].min()) / PS_PER_US,
+                "end_us": int(ends.max()) / PS_PER_US}
+
+    # ---- the pandas face ----------------------------------------------------------------------
+    @property
+    def selection(self) -> pd.DataFrame:
+        """The events selected in the view (click, Ctrl-click, box), as `Profile.events` rows."""
+        return self.profile.events_frame(np.asarray(self.selected_events, np.int64))
+
+    def events(self, start: float | None = None, end: float | None = None,
+               track: int | str | list | None = None, name: str | None = None) -> pd.DataFrame:
+        """Events overlapping [start, end] (us) on the tracks, name matching (`Profile.events`)."""
+        return self.profile.events(start, end, track, name)
+
+    def search(self, pattern: str, regex: bool = False, case: bool = False) -> pd.DataFrame:
+        """Events whose name (short or full, e.g. HLO text) matches, over the whole trace, in
+        time order: substring by default, `regex` for a regular expression."""
+        return self.index.search(pattern, regex=regex, case=case).frame()
+
+    def window_data(self, start_us: float, end_us: float, width_px: int = 1600,
+                    flows: bool = False) -> dict[str, pd.DataFrame]:
+        """What the view draws for [start_us, end_us] at `width_px` pixels: the index's
+        `slices`, `counters`, `flows` and `summaries` tables (merged runs have count > 1)."""
+        return self.index.window(start_us, end_us, int(width_px), flows=flows).to_frames()
+
+    def __repr__(self) -> str:
+        start, end = self.window
+        return (f"<TraceViewer {self.profile.source!r} window=({start:.3f}, {end:.3f}) us "
+                f"selected={len(self.selected_events)}>")
+
+
+def summarize(profile: Profile) -> dict:
+    """The synced description of a profile: sections and tracks (columnar), its time range."""
+    tracks = profile.tracks
+    used = sorted(set(tracks["section_id"].tolist()))
+    sections = profile.sections.loc[used]
+    return {
+        "n_events": profile.n_events,
+        "start_us": 0.0,
+        "end_us": max(profile.duration_us, 1e-3),
+        "sections": {
+            "id": [int(i) for i in used],
+            "name": sections["name"].astype(str).tolist(),
+            "kind": sections["kind"].astype(str).tolist(),
+            "host": sections["host"].astype(str).tolist(),
+        },
+        "tracks": {
+            "id": [int(i) for i in tracks.index],
+            "section": tracks["section"].astype(str).tolist(),
+            "section_id": [int(i) for i in tracks["section_id"]],
+            "name": tracks["name"].astype(str).tolist(),
+            "kind": tracks["kind"].astype(str).tolist(),
+            "max_depth": [int(i) for i in tracks["max_depth"]],
+            "n_events": [int(i) for i in tracks["n_events"]],
+        },
+    }
+
