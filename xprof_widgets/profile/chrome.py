@@ -261,6 +261,14 @@ class ChromeArgs:
         raw = self._blob[self._offsets[event]:self._offsets[event + 1]]
         return json.loads(raw) if raw else {}
 
+    def stat_ints(self, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+        column = self.stat_column(events, name)
+        present = np.fromiter((isinstance(v, int) and not isinstance(v, bool) for v in column),
+                              bool, column.shape[0])
+        values = np.zeros(column.shape[0], np.uint64)
+        values[present] = [v & 0xFFFF_FFFF_FFFF_FFFF for v in column[present].tolist()]
+        return present, values
+
     def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
         needle = json.dumps(name).encode()
         out = np.full(len(events), None, dtype=object)

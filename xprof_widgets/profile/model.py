@@ -223,6 +223,21 @@ class Profile:
                 events[mine] - self._event_base[hi], name)
         return out
 
+    def stat_ints(self, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """One integer stat for many events as arrays, for scans over millions of events:
+        (present bool, value as uint64 bits; int64 values read through `.view(np.int64)`)."""
+        events = np.asarray(events, np.int64)
+        if len(self._hosts) == 1:
+            return self._hosts[0].details.stat_ints(events, name)
+        present = np.zeros(events.shape[0], bool)
+        values = np.zeros(events.shape[0], np.uint64)
+        hosts = np.searchsorted(self._event_base, events, side="right") - 1
+        for hi in np.unique(hosts).tolist():
+            mine = hosts == hi
+            present[mine], values[mine] = self._hosts[hi].details.stat_ints(
+                events[mine] - self._event_base[hi], name)
+        return present, values
+
     def counter_values(self, events: np.ndarray) -> np.ndarray:
         """The value of counter events (NaN for events that are not counter samples)."""
         events = np.asarray(events, np.int64)

@@ -22,6 +22,9 @@ class EventDetails(Protocol):
     def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
         """One stat for many events (file-local indices); an object array, None where absent."""
 
+    def stat_ints(self, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """One integer stat for many events, no Python objects: (present, uint64 bits)."""
+
 
 @dataclass
 class Section:

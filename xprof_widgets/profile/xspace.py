@@ -267,6 +267,21 @@ class XSpaceDetails:
                 out[chosen] = self._stat_names[p].get(value, f"<ref {value}>")
         return out
 
+    def stat_ints(self, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+        events = np.asarray(events, np.int64)
+        present = np.zeros(events.shape[0], bool)
+        values = np.zeros(events.shape[0], np.uint64)
+        targets = np.array([ids.get(name, -1) for ids in self._stat_ids], np.int64)
+        if not events.shape[0] or (targets < 0).all():
+            return present, values
+        targets = targets[self._plane_of(events)]
+        defined = np.flatnonzero(targets >= 0)
+        kind, ivalue, _, _ = self._scan(events[defined], targets[defined])
+        present[defined] = (kind == 3) | (kind == 4)
+        values[defined] = ivalue.view(np.uint64)
+        values[~present] = 0
+        return present, values
+
     def _plane_of(self, events: np.ndarray) -> np.ndarray:
         return np.searchsorted(self._plane_starts, self._record[events], side="right") - 1
 
