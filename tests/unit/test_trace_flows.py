@@ -27,13 +27,14 @@ def flow_profile():
         {"name": "Async XLA Ops", "events": [("B", 50, 30, flow(5, "inout"))]},
         {"name": "XLA Modules", "events": [
             ("K1", 20, 5, {"_c": 77, "_ct": 3}), ("K2", 40, 5, {"_c": 77, "_ct": 3}),
-            ("K3", 60, 5, {"_c": 77, "_ct": 4}), ("K4", 80, 5, {"_c": 2**64 - 5, "_ct": 3})]},
+            ("K3", 60, 5, {"_c": 77, "_ct": 4}), ("K4", 80, 5, {"_c": 2**64 - 5, "_ct": 3})]}]}
+    gpu = {"name": "/device:GPU:0", "lines": [
         {"name": "stream 1", "events": [("R", 30, 5, {"correlation_id": 9})]}]}
     host = {"name": "/host:CPU", "lines": [
         {"name": "python", "events": [("P", 0, 10, {"_p": 77, "_pt": 3}),
                                       ("Q", 70, 5, {"_p": -5, "_pt": 3})]},
         {"name": "launch", "events": [("L", 0, 10, {"correlation_id": 9})]}]}
-    return open_planes([device, host])
+    return open_planes([device, gpu, host])
 
 
 def named_edges(profile, index) -> set[tuple[str, str, str]]:
@@ -130,3 +131,20 @@ def test_details_list_flows_in_and_out():
     assert [f["name"] for f in details["flows_in"]] == ["A"]
     assert [f["name"] for f in details["flows_out"]] == ["C"]
     assert details["flows_out"][0]["start_us"] == 100 / 1e6
+
+
+def test_stat_ints_match_stat_column():
+    profile = xw.open_profile(FIXTURE)
+    events = np.arange(profile.n_events)
+    for name in ("_p", "_c", "_pt", "hlo_op", "no such stat"):
+        column = profile.stat_column(events, name)
+        present, values = profile.stat_ints(events, name)
+        ints = np.array([isinstance(v, int) for v in column])
+        assert present.tolist() == ints.tolist()
+        assert values[present].tolist() == [v & (2**64 - 1) for v in column[ints]]
+        assert not values[~present].any()
+    present, packed = profile.stat_ints(events, "flow")  # raw bits, not unpacked
+    unpacked = profile.stat_column(events[present], "flow")
+    assert present.sum() == 600
+    assert [int(v >> np.uint64(2)) & (2**56 - 1) for v in packed[present]] == [
+        f["id"] for f in unpacked]

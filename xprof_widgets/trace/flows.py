@@ -1,7 +1,7 @@
 """Flow arrows between events: the edge list and its window lookup.
 
-Edges come from four sources, found by one compiled stat scan each over every slice event the
-first time flows are asked for:
+Edges come from four sources, found by one compiled stat scan each (`Profile.stat_ints`, no
+Python object per event) over every slice event the first time flows are asked for:
 - XProf `flow` stats: events sharing (category, id) form a chain in time order; an edge joins
   consecutive events when the first sends (out, inout) and the second receives (in, inout).
 - producer/consumer stats: an event with `_p`=X, `_pt`=T flows to every event with `_c`=X,
@@ -20,9 +20,8 @@ import pandas as pd
 from ..profile.model import PS_PER_US, Profile
 
 KINDS = ("flow", "producer", "correlation", "chrome")
-_MASK64 = (1 << 64) - 1
-_SEND = {"out": 0, "inout": 1, "in": 2}  # sort rank at equal times: senders first
-_CHUNK = 1 << 19
+_SEND_RANK = np.array([3, 2, 0, 1])  # by direction none, in, out, inout: senders first
+_CHUNK = 1 << 20
 
 
 class FlowIndex:
@@ -40,9 +39,10 @@ class FlowIndex:
         dst = np.concatenate([p[1] for p in parts]).astype(np.int64)
         kind = np.concatenate([p[2] for p in parts]).astype(np.uint8)
         flow_id = np.concatenate([p[3] for p in parts]).astype(np.uint64)
-        keep = src != dst
-        _, first = np.unique(np.stack([src[keep], dst[keep]]), axis=1, return_index=True)
-        pick = np.flatnonzero(keep)[np.sort(first)]
+        order = np.lexsort((dst, src))  # stable: of duplicate edges the first source wins
+        first = np.ones(order.shape[0], bool)
+        first[1:] = (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])
+        pick = np.sort(order[first & (src[order] != dst[order])])
         src, dst, kind, flow_id = src[pick], dst[pick], kind[pick], flow_id[pick]
 
         t_src, t_dst = profile.start_ps[src], profile.start_ps[dst]
@@ -115,23 +115,15 @@ def _bucket(t: np.ndarray, lo: int, px: float, width: float) -> np.ndarray:
     return np.clip(np.floor((t - lo) / px), -1, width + 1).astype(np.int64)
 
 
-def _ints(values: np.ndarray) -> np.ndarray:
-    """Python ints of a stat column (int64 or uint64 as written) as uint64 bit patterns."""
-    return np.fromiter((int(v) & _MASK64 for v in values), np.uint64, values.shape[0])
-
-
 def _hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The events holding stat `name`, with its values; scanned in chunks so the scan's
-    per-event temporaries stay small."""
-    found, values = [], []
+    """(events holding integer stat `name`, its values as uint64 bits), scanned in chunks so
+    the scan's per-event temporaries stay small."""
+    found, values = [events[:0]], [np.empty(0, np.uint64)]
     for at in range(0, events.shape[0], _CHUNK):
         chunk = events[at:at + _CHUNK]
-        column = profile.stat_column(chunk, name)
-        present = np.flatnonzero(~pd.isna(column))
+        present, value = profile.stat_ints(chunk, name)
         found.append(chunk[present])
-        values.append(column[present])
-    if not found:
-        return events[:0], np.empty(0, object)
+        values.append(value[present])
     return np.concatenate(found), np.concatenate(values)
 
 
@@ -141,14 +133,11 @@ def _empty() -> tuple[np.ndarray, ...]:
 
 
 def _flow_stat_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
-    hit, values = _hits(profile, events, "flow")
-    unpacked = np.fromiter((isinstance(f, dict) for f in values), bool, values.shape[0])
-    hit, flows = hit[unpacked], values[unpacked].tolist()
-    if not flows:
-        return _empty()
-    fid = np.fromiter((f["id"] for f in flows), np.uint64, len(flows))
-    category = np.fromiter((f["category"] for f in flows), np.int64, len(flows))
-    rank = np.fromiter((_SEND.get(f["direction"], 3) for f in flows), np.int64, len(flows))
+    hit, packed = _hits(profile, events, "flow")
+    # direction in bits 0-1 (1 in, 2 out, 3 inout), a 56-bit id, the category on top
+    fid = (packed >> np.uint64(2)) & np.uint64((1 << 56) - 1)
+    category = packed >> np.uint64(58)
+    rank = _SEND_RANK[(packed & np.uint64(3)).astype(np.int64)]
     order = np.lexsort((rank, profile.start_ps[hit], fid, category))
     hit, fid, category, rank = hit[order], fid[order], category[order], rank[order]
     link = ((fid[1:] == fid[:-1]) & (category[1:] == category[:-1])
@@ -162,12 +151,10 @@ def _producer_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, .
     c_event, c_id = _hits(profile, events, "_c")
     if not p_event.shape[0] or not c_event.shape[0]:
         return _empty()
-    producers = pd.DataFrame({
-        "t": profile.start_ps[p_event], "id": _ints(p_id),
-        "type": _ints(_fill(profile.stat_column(p_event, "_pt"))), "src": p_event})
-    consumers = pd.DataFrame({
-        "t": profile.start_ps[c_event], "id": _ints(c_id),
-        "type": _ints(_fill(profile.stat_column(c_event, "_ct"))), "dst": c_event})
+    producers = pd.DataFrame({"t": profile.start_ps[p_event], "id": p_id,
+                              "type": _types(profile, p_event, "_pt"), "src": p_event})
+    consumers = pd.DataFrame({"t": profile.start_ps[c_event], "id": c_id,
+                              "type": _types(profile, c_event, "_ct"), "dst": c_event})
     producers = producers.sort_values("t", kind="stable")
     consumers = consumers.sort_values("t", kind="stable")
     pairs = pd.merge_asof(consumers, producers, on="t", by=["type", "id"], direction="backward")
@@ -182,17 +169,21 @@ def _producer_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, .
         pairs["id"].to_numpy(np.uint64)
 
 
-def _fill(values: np.ndarray) -> np.ndarray:
-    """A missing type reads as 0."""
-    return np.where(pd.isna(values), 0, values)
+def _types(profile: Profile, events: np.ndarray, name: str) -> np.ndarray:
+    """A producer's or consumer's type; a missing one reads as 0."""
+    return profile.stat_ints(events, name)[1]
 
 
 def _correlation_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
+    sections = profile.sections
+    if not ((sections["kind"] == "device") & ~sections["name"].str.startswith("/device:TPU")
+            ).any():  # correlation ids tie host launches to GPU kernels; TPUs have none
+        return _empty()
     hit, ids = _hits(profile, events, "correlation_id")
     if not hit.shape[0]:
         return _empty()
     kinds = profile.tracks["section_kind"].to_numpy()[profile.track_of(hit)]
-    frame = pd.DataFrame({"event": hit, "id": _ints(ids)})
+    frame = pd.DataFrame({"event": hit, "id": ids})
     host, device = frame[kinds == "host"], frame[kinds == "device"]
     pairs = host.merge(device, on="id", suffixes=("_from", "_to"))
     src = pairs["event_from"].to_numpy(np.int64)
