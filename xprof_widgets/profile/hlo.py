@@ -25,7 +25,6 @@ from .schema import (
     PRIMITIVE_TYPES,
     HloInstructionProto,
     HloProto,
-    ShapeProto,
     _file_descriptor,
     _message_classes,
 )
@@ -136,55 +135,38 @@ def decode_hlo_proto(data: bytes, where: str) -> Any:
 
 
 # ---- compiled wire scanners ------------------------------------------------------------------
+# Each field is read with two calls of the one-level `_varint` (tag, then value or length):
+# numba inlines that, while a helper that itself calls `_varint` costs ~3x the scan time.
 _jit = numba.njit(cache=True, nogil=True)
-_ERR = -1
 
 
 @_jit
 def _varint(buf, pos, end):
-    """(value, next pos); next pos is -1 on a malformed or truncated varint."""
-    result = np.uint64(0)
-    shift = np.uint64(0)
+    """(value as int64, next pos); next pos is -1 on a malformed or truncated varint."""
+    result = 0
+    shift = 0
     while pos < end:
-        b = buf[pos]
+        b = np.int64(buf[pos])
         pos += 1
-        result |= np.uint64(b & 0x7F) << shift
+        result |= (b & 0x7F) << shift
         if b < 0x80:
             return result, pos
-        shift += np.uint64(7)
-        if shift >= np.uint64(70):
-            return np.uint64(0), _ERR
-    return np.uint64(0), _ERR
+        shift += 7
+        if shift >= 70:
+            return 0, -1
+    return 0, -1
 
 
 @_jit
-def _next(buf, pos, end):
-    """Reads one field: (number, wire type, a, b, next pos). Varint: a = value; length-delimited:
-    [a, b) is the payload; fixed-width values are skipped. next pos is -1 on malformed input."""
-    tag, pos = _varint(buf, pos, end)
-    if pos < 0:
-        return 0, 0, 0, 0, _ERR
-    field = np.int64(tag >> np.uint64(3))
-    wire = np.int64(tag & np.uint64(7))
-    if wire == 0:
-        value, pos = _varint(buf, pos, end)
-        return field, wire, np.int64(value), 0, pos
-    if wire == 2:
-        length, pos = _varint(buf, pos, end)
-        if pos < 0 or length > np.uint64(end - pos):
-            return 0, 0, 0, 0, _ERR
-        return field, wire, pos, pos + np.int64(length), pos + np.int64(length)
-    if wire == 1 or wire == 5:
-        width = 8 if wire == 1 else 4
-        if pos + width > end:
-            return 0, 0, 0, 0, _ERR
-        return field, wire, 0, 0, pos + width
-    return 0, 0, 0, 0, _ERR
+def _skip(wire, pos, end):
+    """Position after a fixed-width value (wire 1 or 5); -1 for an unknown wire type or past end."""
+    width = 8 if wire == 1 else (4 if wire == 5 else end + 1)
+    return pos + width if pos + width <= end else -1
 
 
 @_jit
 def _scan_module(buf, start, end, fill, header, comps, inst):
-    """Walks an HloModuleProto in buf[start:end].
+    """Walks an HloModuleProto in buf[start:end]; counts (fill=False) or fills.
 
     header = [name s, name e, id, entry computation id, stack frame index s, e];
     comps[k] = (name s, name e); inst[k] = (id, computation, record s, record e, name s, name e,
@@ -195,211 +177,273 @@ def _scan_module(buf, start, end, fill, header, comps, inst):
     pos = start
     while pos < end:
         at = pos
-        f, w, a, b, pos = _next(buf, pos, end)
+        tag, pos = _varint(buf, pos, end)
+        f, w = tag >> 3, tag & 7
+        if w == 0:
+            v, pos = _varint(buf, pos, end)
+            if fill and f == 5:
+                header[2] = v
+            elif fill and f == 6:
+                header[3] = v
+        elif w == 2:
+            n, pos = _varint(buf, pos, end)
+            if pos < 0 or n < 0 or n > end - pos:
+                return at, 0, 0
+            a, pos = pos, pos + n
+            if fill and f == 1:
+                header[0], header[1] = a, pos
+            elif fill and f == 17:
+                header[4], header[5] = a, pos
+            elif f == 3:  # HloComputationProto
+                p = a
+                while p < pos:
+                    c_at = p
+                    tag, p = _varint(buf, p, pos)
+                    cf, cw = tag >> 3, tag & 7
+                    if cw == 0:
+                        _, p = _varint(buf, p, pos)
+                    elif cw == 2:
+                        n, p = _varint(buf, p, pos)
+                        if p < 0 or n < 0 or n > pos - p:
+                            return c_at, 0, 0
+                        ca, p = p, p + n
+                        if fill and cf == 1:
+                            comps[n_comp, 0], comps[n_comp, 1] = ca, p
+                        elif cf == 2:  # HloInstructionProto
+                            if fill:
+                                row = inst[n_inst]
+                                row[:] = 0
+                                row[1], row[2], row[3] = n_comp, ca, p
+                                q = ca
+                                while q < p:
+                                    i_at = q
+                                    tag, q = _varint(buf, q, p)
+                                    i_f, iw = tag >> 3, tag & 7
+                                    if iw == 0:
+                                        v, q = _varint(buf, q, p)
+                                        if i_f == 35:
+                                            row[0] = v
+                                    elif iw == 2:
+                                        n, q = _varint(buf, q, p)
+                                        if q < 0 or n < 0 or n > p - q:
+                                            return i_at, 0, 0
+                                        if i_f == 1:
+                                            row[4], row[5] = q, q + n
+                                        elif i_f == 3:
+                                            row[6], row[7] = q, q + n
+                                        q += n
+                                    else:
+                                        q = _skip(iw, q, p)
+                                    if q < 0:
+                                        return i_at, 0, 0
+                            n_inst += 1
+                    else:
+                        p = _skip(cw, p, pos)
+                    if p < 0:
+                        return c_at, 0, 0
+                n_comp += 1
+        else:
+            pos = _skip(w, pos, end)
         if pos < 0:
             return at, 0, 0
-        if not fill:
-            if f == 3 and w == 2:
-                p = a
-                while p < b:
-                    cf, cw, ca, cb, p = _next(buf, p, b)
-                    if p < 0:
-                        return at, 0, 0
-                    if cf == 2 and cw == 2:
-                        n_inst += 1
-                n_comp += 1
-            continue
-        if f == 1 and w == 2:
-            header[0], header[1] = a, b
-        elif f == 5 and w == 0:
-            header[2] = a
-        elif f == 6 and w == 0:
-            header[3] = a
-        elif f == 17 and w == 2:
-            header[4], header[5] = a, b
-        elif f == 3 and w == 2:
-            p = a
-            while p < b:
-                c_at = p
-                cf, cw, ca, cb, p = _next(buf, p, b)
-                if p < 0:
-                    return c_at, 0, 0
-                if cf == 1 and cw == 2:
-                    comps[n_comp, 0], comps[n_comp, 1] = ca, cb
-                elif cf == 2 and cw == 2:
-                    row = inst[n_inst]
-                    row[:] = 0
-                    row[1], row[2], row[3] = n_comp, ca, cb
-                    q = ca
-                    while q < cb:
-                        i_at = q
-                        f3, w3, a3, b3, q = _next(buf, q, cb)
-                        if q < 0:
-                            return i_at, 0, 0
-                        if f3 == 35 and w3 == 0:
-                            row[0] = a3
-                        elif f3 == 1 and w3 == 2:
-                            row[4], row[5] = a3, b3
-                        elif f3 == 3 and w3 == 2:
-                            row[6], row[7] = a3, b3
-                    n_inst += 1
-            n_comp += 1
     return -1, n_comp, n_inst
 
 
 @_jit
-def _scan_buffer_assignment(buf, start, end, fill, lbs, shape_index, allocs, assigned, traces,
-                            events):
-    """Walks a BufferAssignmentProto in buf[start:end].
+def _count_buffer_assignment(buf, start, end):
+    """Sizes the columns: (error offset or -1, lbs, allocations, assigned, traces, events).
+
+    Only the top level and one level into allocations and traces are walked; logical buffers
+    are counted, not read.
+    """
+    n_lb = n_alloc = n_asg = n_tr = n_ev = 0
+    pos = start
+    while pos < end:
+        at = pos
+        tag, pos = _varint(buf, pos, end)
+        f, w = tag >> 3, tag & 7
+        if w == 0:
+            _, pos = _varint(buf, pos, end)
+        elif w == 2:
+            n, pos = _varint(buf, pos, end)
+            if pos < 0 or n < 0 or n > end - pos:
+                return at, 0, 0, 0, 0, 0
+            a, pos = pos, pos + n
+            if f == 1:
+                n_lb += 1
+            elif f == 3 or f == 4:
+                if f == 3:
+                    n_alloc += 1
+                else:
+                    n_tr += 1
+                p = a
+                while p < pos:
+                    q_at = p
+                    tag, p = _varint(buf, p, pos)
+                    g, gw = tag >> 3, tag & 7
+                    if gw == 0:
+                        _, p = _varint(buf, p, pos)
+                    elif gw == 2:
+                        n, p = _varint(buf, p, pos)
+                        if p < 0 or n < 0 or n > pos - p:
+                            return q_at, 0, 0, 0, 0, 0
+                        p += n
+                        if f == 3 and g == 9:
+                            n_asg += 1
+                        elif f == 4 and g == 1:
+                            n_ev += 1
+                    else:
+                        p = _skip(gw, p, pos)
+                    if p < 0:
+                        return q_at, 0, 0, 0, 0, 0
+        else:
+            pos = _skip(w, pos, end)
+        if pos < 0:
+            return at, 0, 0, 0, 0, 0
+    return -1, n_lb, n_alloc, n_asg, n_tr, n_ev
+
+
+@_jit
+def _scan_buffer_assignment(buf, start, end, lbs, shape_index, allocs, assigned, traces, events):
+    """Fills the columns of a BufferAssignmentProto in buf[start:end], sized by
+    `_count_buffer_assignment` (shape_index by a guess: entries past it are counted, not kept).
 
     lbs[k] = (id, size, color, instruction id, first shape-index entry, count);
     allocs[k] = (index, size, flags, color, parameter number, first assigned, count) with flags
     1 thread-local, 2 entry parameter, 4 maybe live-out, 8 tuple, 16 constant;
     assigned[k] = (logical buffer id, offset, size); traces[k] = (first event, count,
     buffer allocation index, whole module); events[k] = (kind, buffer id, share-with id,
-    instruction name s, e). Returns (error offset or -1, n lbs, n shape-index entries,
-    n allocations, n assigned, n traces, n events).
+    instruction name s, e). Returns (error offset or -1, shape-index entries).
     """
-    n = np.zeros(6, np.int64)  # lbs, shape-index entries, allocs, assigned, traces, events
+    n_lb = n_si = n_alloc = n_asg = n_tr = n_ev = 0
+    capacity = shape_index.shape[0]
     pos = start
     while pos < end:
         at = pos
-        f, w, a, b, pos = _next(buf, pos, end)
-        if pos < 0:
-            return at, 0, 0, 0, 0, 0, 0
+        tag, pos = _varint(buf, pos, end)
+        f, w = tag >> 3, tag & 7
         if w != 2:
+            if w == 0:
+                _, pos = _varint(buf, pos, end)
+            else:
+                pos = _skip(w, pos, end)
+            if pos < 0:
+                return at, 0
             continue
-        if f == 1:  # LogicalBufferProto
-            k = n[0]
-            first = n[1]
-            p = a
-            while p < b:
-                q_at = p
-                lf, lw, la, lb, p = _next(buf, p, b)
-                if p < 0:
-                    return q_at, 0, 0, 0, 0, 0, 0
-                if lf == 3 and lw == 2:  # defined_at
-                    q = la
-                    while q < lb:
-                        d_at = q
-                        df, dw, da, db, q = _next(buf, q, lb)
-                        if q < 0:
-                            return d_at, 0, 0, 0, 0, 0, 0
-                        if df == 4 and dw == 0:
-                            if fill:
-                                lbs[k, 3] = da
-                        elif df == 3 and dw == 0:
-                            if fill:
-                                shape_index[n[1]] = da
-                            n[1] += 1
-                        elif df == 3 and dw == 2:  # packed shape index
-                            r = da
-                            while r < db:
-                                v, r = _varint(buf, r, db)
-                                if r < 0:
-                                    return d_at, 0, 0, 0, 0, 0, 0
-                                if fill:
-                                    shape_index[n[1]] = np.int64(v)
-                                n[1] += 1
-                elif fill and lw == 0:
-                    if lf == 1:
-                        lbs[k, 0] = la
-                    elif lf == 2:
-                        lbs[k, 1] = la
-                    elif lf == 4:
-                        lbs[k, 2] = la
-            if fill:
-                lbs[k, 4] = first
-                lbs[k, 5] = n[1] - first
-            n[0] += 1
-        elif f == 3:  # BufferAllocationProto
-            k = n[2]
-            first = n[3]
-            if fill:
-                allocs[k, :] = 0
-            p = a
-            while p < b:
-                q_at = p
-                af, aw, aa, ab, p = _next(buf, p, b)
-                if p < 0:
-                    return q_at, 0, 0, 0, 0, 0, 0
-                if af == 9 and aw == 2:
-                    if fill:
-                        j = n[3]
-                        assigned[j, :] = 0
-                        q = aa
-                        while q < ab:
-                            s_at = q
-                            sf, sw, sa, _sb, q = _next(buf, q, ab)
-                            if q < 0:
-                                return s_at, 0, 0, 0, 0, 0, 0
-                            if sw == 0 and 1 <= sf <= 3:
-                                assigned[j, sf - 1] = sa
-                    n[3] += 1
-                elif fill and aw == 0:
-                    if af == 1:
-                        allocs[k, 0] = aa
-                    elif af == 2:
-                        allocs[k, 1] = aa
-                    elif af == 8:
-                        allocs[k, 3] = aa
-                    elif af == 6:
-                        allocs[k, 4] = aa
-                    elif aa != 0:
-                        if af == 3:
-                            allocs[k, 2] |= 1
-                        elif af == 5:
-                            allocs[k, 2] |= 2
-                        elif af == 7:
-                            allocs[k, 2] |= 4
-                        elif af == 11:
-                            allocs[k, 2] |= 8
-                        elif af == 12:
-                            allocs[k, 2] |= 16
-            if fill:
-                allocs[k, 5] = first
-                allocs[k, 6] = n[3] - first
-            n[2] += 1
-        elif f == 4:  # HeapSimulatorTrace
-            k = n[4]
-            first = n[5]
-            if fill:
-                traces[k, :] = 0
-            p = a
-            while p < b:
-                q_at = p
-                tf, tw, ta, tb, p = _next(buf, p, b)
-                if p < 0:
-                    return q_at, 0, 0, 0, 0, 0, 0
-                if tf == 1 and tw == 2:
-                    if fill:
-                        j = n[5]
-                        events[j, :] = 0
-                        q = ta
-                        while q < tb:
-                            e_at = q
-                            ef, ew, ea, eb, q = _next(buf, q, tb)
-                            if q < 0:
-                                return e_at, 0, 0, 0, 0, 0, 0
-                            if ew == 0:
-                                if ef == 1:
-                                    events[j, 0] = ea
-                                elif ef == 2:
-                                    events[j, 1] = ea
-                                elif ef == 5:
-                                    events[j, 2] = ea
-                            elif ew == 2 and ef == 4:
-                                events[j, 3], events[j, 4] = ea, eb
-                    n[5] += 1
-                elif fill and tw == 0 and tf == 2:
-                    traces[k, 3] = ta
-                elif fill and tw == 0 and tf == 3:
-                    traces[k, 2] = ta
-            if fill:
-                traces[k, 0] = first
-                traces[k, 1] = n[5] - first
-            n[4] += 1
-    return -1, n[0], n[1], n[2], n[3], n[4], n[5]
+        n, pos = _varint(buf, pos, end)
+        if pos < 0 or n < 0 or n > end - pos:
+            return at, 0
+        p, pos = pos, pos + n
+        # one message of the kind named by f in buf[p:pos]
+        first = n_si if f == 1 else (n_asg if f == 3 else n_ev)
+        while p < pos:
+            q_at = p
+            tag, p = _varint(buf, p, pos)
+            g, gw = tag >> 3, tag & 7
+            if gw == 0:
+                v, p = _varint(buf, p, pos)
+                if f == 1:  # LogicalBufferProto
+                    if g == 1:
+                        lbs[n_lb, 0] = v
+                    elif g == 2:
+                        lbs[n_lb, 1] = v
+                    elif g == 4:
+                        lbs[n_lb, 2] = v
+                elif f == 3:  # BufferAllocationProto
+                    if g == 1:
+                        allocs[n_alloc, 0] = v
+                    elif g == 2:
+                        allocs[n_alloc, 1] = v
+                    elif g == 8:
+                        allocs[n_alloc, 3] = v
+                    elif g == 6:
+                        allocs[n_alloc, 4] = v
+                    elif v != 0:
+                        if g == 3:
+                            allocs[n_alloc, 2] |= 1
+                        elif g == 5:
+                            allocs[n_alloc, 2] |= 2
+                        elif g == 7:
+                            allocs[n_alloc, 2] |= 4
+                        elif g == 11:
+                            allocs[n_alloc, 2] |= 8
+                        elif g == 12:
+                            allocs[n_alloc, 2] |= 16
+                elif f == 4:  # HeapSimulatorTrace
+                    if g == 2:
+                        traces[n_tr, 3] = v
+                    elif g == 3:
+                        traces[n_tr, 2] = v
+            elif gw == 2:
+                n, p = _varint(buf, p, pos)
+                if p < 0 or n < 0 or n > pos - p:
+                    return q_at, 0
+                s, p = p, p + n
+                if (f == 1 and g == 3) or (f == 3 and g == 9) or (f == 4 and g == 1):
+                    # defined_at (into the logical buffer's row), an Assigned or an Event
+                    while s < p:
+                        r_at = s
+                        tag, s = _varint(buf, s, p)
+                        h, hw = tag >> 3, tag & 7
+                        if hw == 0:
+                            v, s = _varint(buf, s, p)
+                            if f == 1:
+                                if h == 4:
+                                    lbs[n_lb, 3] = v
+                                elif h == 3:  # one shape-index entry
+                                    if n_si < capacity:
+                                        shape_index[n_si] = v
+                                    n_si += 1
+                            elif f == 3:
+                                if 1 <= h <= 3:
+                                    assigned[n_asg, h - 1] = v
+                            elif h == 1:
+                                events[n_ev, 0] = v
+                            elif h == 2:
+                                events[n_ev, 1] = v
+                            elif h == 5:
+                                events[n_ev, 2] = v
+                        elif hw == 2:
+                            n, s = _varint(buf, s, p)
+                            if s < 0 or n < 0 or n > p - s:
+                                return r_at, 0
+                            if f == 1 and h == 3:  # packed shape index
+                                r = s
+                                while r < s + n:
+                                    v, r = _varint(buf, r, s + n)
+                                    if r < 0:
+                                        return r_at, 0
+                                    if n_si < capacity:
+                                        shape_index[n_si] = v
+                                    n_si += 1
+                            elif f == 4 and h == 4:
+                                events[n_ev, 3], events[n_ev, 4] = s, s + n
+                            s += n
+                        else:
+                            s = _skip(hw, s, p)
+                        if s < 0:
+                            return r_at, 0
+                    if f == 3:
+                        n_asg += 1
+                    elif f == 4:
+                        n_ev += 1
+            else:
+                p = _skip(gw, p, pos)
+            if p < 0:
+                return q_at, 0
+        if f == 1:
+            lbs[n_lb, 4] = first
+            lbs[n_lb, 5] = n_si - first
+            n_lb += 1
+        elif f == 3:
+            allocs[n_alloc, 5] = first
+            allocs[n_alloc, 6] = n_asg - first
+            n_alloc += 1
+        elif f == 4:
+            traces[n_tr, 0] = first
+            traces[n_tr, 1] = n_ev - first
+            n_tr += 1
+    return -1, n_si
 
 
 @_jit
@@ -411,14 +455,25 @@ def _top_level_spans(buf):
     end = buf.shape[0]
     while pos < end:
         at = pos
-        f, w, a, b, pos = _next(buf, pos, end)
+        tag, pos = _varint(buf, pos, end)
+        f, w = tag >> 3, tag & 7
+        if w == 2:
+            n, pos = _varint(buf, pos, end)
+            if pos >= 0 and 0 <= n <= end - pos:
+                if f == 1:
+                    spans[0], spans[1] = pos, pos + n
+                elif f == 3:
+                    spans[2], spans[3] = pos, pos + n
+                pos += n
+            else:
+                pos = -1
+        elif w == 0:
+            _, pos = _varint(buf, pos, end)
+        else:
+            pos = _skip(w, pos, end)
         if pos < 0:
             spans[0], spans[1] = -2, at
             return spans
-        if w == 2 and f == 1:
-            spans[0], spans[1] = a, b
-        elif w == 2 and f == 3:
-            spans[2], spans[3] = a, b
     return spans
 
 
@@ -426,44 +481,48 @@ def _top_level_spans(buf):
 def _shape_unpadded(buf, s, e, index, bits):
     """Unpadded bytes of the subshape at `index` of the ShapeProto in buf[s:e]; -1 if the index
     does not exist or the bytes are malformed."""
-    for i in index:
-        p = s
-        found = -1
-        count = 0
-        while p < e:
-            f, w, a, b, p = _next(buf, p, e)
-            if p < 0:
-                return -1
-            if f == 4 and w == 2:
-                if count == i:
-                    found = a
-                    e = b
-                    break
-                count += 1
-        if found < 0:
-            return -1
-        s = found
     element_type = 0
-    elements = np.int64(1)
+    elements = 1
     tuple_count = 0
+    depth = 0
     p = s
     while p < e:
-        f, w, a, b, p = _next(buf, p, e)
+        tag, p = _varint(buf, p, e)
+        f, w = tag >> 3, tag & 7
+        if w == 0:
+            v, p = _varint(buf, p, e)
+            if f == 2:
+                element_type = v
+            elif f == 3:
+                elements *= v
+        elif w == 2:
+            n, p = _varint(buf, p, e)
+            if p < 0 or n < 0 or n > e - p:
+                return -1
+            if f == 3:  # packed dimensions
+                q = p
+                while q < p + n:
+                    v, q = _varint(buf, q, p + n)
+                    if q < 0:
+                        return -1
+                    elements *= v
+            elif f == 4:
+                if depth < index.shape[0] and tuple_count == index[depth]:
+                    # descend into the indexed element and read it from its start
+                    depth += 1
+                    s, e = p, p + n
+                    element_type = 0
+                    elements = 1
+                    tuple_count = 0
+                    continue
+                tuple_count += 1
+            p += n
+        else:
+            p = _skip(w, p, e)
         if p < 0:
             return -1
-        if f == 2 and w == 0:
-            element_type = a
-        elif f == 3 and w == 0:
-            elements *= a
-        elif f == 3 and w == 2:
-            q = a
-            while q < b:
-                v, q = _varint(buf, q, b)
-                if q < 0:
-                    return -1
-                elements *= np.int64(v)
-        elif f == 4 and w == 2:
-            tuple_count += 1
+    if depth < index.shape[0]:
+        return -1
     if element_type == TUPLE:
         return POINTER_SIZE * tuple_count
     if element_type == OPAQUE:
@@ -477,13 +536,12 @@ def _unpadded_sizes(buf, shape_spans, shape_index, index_spans, bits):
     out = np.empty(shape_spans.shape[0], np.int64)
     for k in range(shape_spans.shape[0]):
         s = shape_spans[k, 0]
-        e = shape_spans[k, 1]
         first = index_spans[k, 0]
         if s < 0:
             out[k] = -1
         else:
-            out[k] = _shape_unpadded(buf, s, e, shape_index[first:first + index_spans[k, 1]],
-                                     bits)
+            out[k] = _shape_unpadded(buf, s, shape_spans[k, 1],
+                                     shape_index[first:first + index_spans[k, 1]], bits)
     return out
 
 
@@ -496,28 +554,22 @@ def _corrupt(where: str, what: str, offset: int) -> ProfileError:
                         "damaged or truncated: capture it again.")
 
 
-def split_hlo_proto(data: Any, where: str) -> tuple[bytes, bytes | None]:
-    """(module bytes, buffer-assignment bytes or None) of an HloProto given as bytes or message.
-
-    A message is re-serialized piecewise: serializing costs a fraction of reading its fields one
-    by one from Python.
-    """
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        buf = _as_buffer(data)
-        ms, me, bs, be = _top_level_spans(buf)
-        if ms == -2:
-            raise _corrupt(where, "HLO proto", int(me))
-        module = bytes(buf[ms:me]) if ms >= 0 else b""
-        return module, (bytes(buf[bs:be]) if bs >= 0 else None)
-    module = data.hlo_module.SerializeToString()
-    has_ba = data.HasField("buffer_assignment")
-    return module, (data.buffer_assignment.SerializeToString() if has_ba else None)
+def split_hlo_proto(data: bytes, where: str) -> tuple[bytes, bytes | None]:
+    """(module bytes, buffer-assignment bytes or None) of a serialized HloProto, without parsing
+    the rest: reading a large proto field by field from Python costs far more than scanning it."""
+    buf = _as_buffer(data)
+    ms, me, bs, be = _top_level_spans(buf)
+    if ms == -2:
+        raise _corrupt(where, "HLO proto", int(me))
+    module = bytes(buf[ms:me]) if ms >= 0 else b""
+    return module, (bytes(buf[bs:be]) if bs >= 0 else None)
 
 
 @dataclass(frozen=True)
 class BufferAssignment:
     """Columns of an `xla.BufferAssignmentProto` (see `_scan_buffer_assignment` for layouts)."""
 
+    data: bytes
     buf: np.ndarray
     lbs: np.ndarray
     shape_index: np.ndarray
@@ -527,22 +579,61 @@ class BufferAssignment:
     events: np.ndarray
 
     def text(self, start: int, end: int) -> str:
-        return bytes(self.buf[start:end]).decode("utf-8", "replace")
+        return self.data[start:end].decode("utf-8", "replace")
+
+    def texts(self, spans: np.ndarray) -> list[str]:
+        """Strings of many (start, end) spans."""
+        data = self.data  # flat lists: a list of pairs makes the garbage collector run
+        return [data[s:e].decode("utf-8", "replace")
+                for s, e in zip(spans[:, 0].tolist(), spans[:, 1].tolist(), strict=True)]
 
 
 def scan_buffer_assignment(data: bytes, where: str) -> BufferAssignment:
-    """Decodes a serialized BufferAssignmentProto into numpy columns in two compiled passes."""
+    """Decodes a serialized BufferAssignmentProto into numpy columns with compiled scanners."""
     buf = _as_buffer(data)
-    z2 = np.zeros((0, 7), np.int64)
-    err, n_lb, n_si, n_alloc, n_asg, n_tr, n_ev = _scan_buffer_assignment(
-        buf, 0, len(buf), False, z2, z2[:, 0], z2, z2, z2, z2)
+    err, n_lb, n_alloc, n_asg, n_tr, n_ev = _count_buffer_assignment(buf, 0, len(buf))
     if err >= 0:
         raise _corrupt(where, "buffer assignment", err)
-    cols = (np.zeros((n_lb, 6), np.int64), np.zeros(n_si, np.int64),
-            np.zeros((n_alloc, 7), np.int64), np.zeros((n_asg, 3), np.int64),
-            np.zeros((n_tr, 4), np.int64), np.zeros((n_ev, 5), np.int64))
-    _scan_buffer_assignment(buf, 0, len(buf), True, *cols)
-    return BufferAssignment(buf, *cols)
+    cols = (np.zeros((n_lb, 6), np.int64), np.zeros((n_alloc, 7), np.int64),
+            np.zeros((n_asg, 3), np.int64), np.zeros((n_tr, 4), np.int64),
+            np.zeros((n_ev, 5), np.int64))
+    shape_index = np.zeros(2 * n_lb + 64, np.int64)  # most buffers have 0 or 1 index entries
+    err, n_si = _scan_buffer_assignment(buf, 0, len(buf), cols[0], shape_index, *cols[1:])
+    if err < 0 and n_si > len(shape_index):
+        shape_index = np.zeros(n_si, np.int64)
+        err, n_si = _scan_buffer_assignment(buf, 0, len(buf), cols[0], shape_index, *cols[1:])
+    if err >= 0:
+        raise _corrupt(where, "buffer assignment", err)
+    return BufferAssignment(data, buf, cols[0], shape_index[:n_si], *cols[1:])
+
+
+class IdIndex:
+    """Rows of ids (-1 where absent; a repeated id maps to its last row, like a map insert).
+
+    Ids in HLO protos are small non-negative integers, so a dense table usually answers with one
+    gather; other ids fall back to a binary search.
+    """
+
+    def __init__(self, ids: np.ndarray):
+        ids = np.asarray(ids, np.int64)
+        self._table = None
+        if len(ids) and ids.min() >= 0 and ids.max() < 4 * len(ids) + 1024:
+            self._table = np.full(int(ids.max()) + 1, -1, np.int64)
+            self._table[ids] = np.arange(len(ids))
+        else:
+            self._order = np.argsort(ids, kind="stable")
+            self._sorted = ids[self._order]
+
+    def __call__(self, query: np.ndarray) -> np.ndarray:
+        query = np.asarray(query, np.int64)
+        if self._table is not None:
+            inside = (query >= 0) & (query < len(self._table))
+            return np.where(inside, self._table[np.where(inside, query, 0)], -1)
+        if not len(self._sorted):
+            return np.full(len(query), -1, np.int64)
+        pos = np.searchsorted(self._sorted, query, side="right") - 1
+        hit = (pos >= 0) & (self._sorted[pos.clip(0)] == query)
+        return np.where(hit, self._order[pos.clip(0)], -1)
 
 
 # ---- the module -----------------------------------------------------------------------------
@@ -554,11 +645,16 @@ class HloModule:
     """
 
     def __init__(self, proto: Any, program_id: int | None = None, where: str = "HLO module"):
-        if hasattr(proto, "computations"):  # an HloModuleProto message
-            module_bytes, self._ba_bytes = proto.SerializeToString(), None
-        else:
-            module_bytes, self._ba_bytes = split_hlo_proto(proto, where)
         self.where = where
+        self._proto = None  # an HloProto message whose buffer assignment is serialized on demand
+        self._ba_bytes: bytes | None = None
+        if isinstance(proto, (bytes, bytearray, memoryview)):
+            module_bytes, self._ba_bytes = split_hlo_proto(proto, where)
+        elif hasattr(proto, "computations"):  # an HloModuleProto message
+            module_bytes = proto.SerializeToString()
+        else:
+            module_bytes, self._proto = proto.hlo_module.SerializeToString(), proto
+        self._data = module_bytes
         self._buf = _as_buffer(module_bytes)
         header = np.array([0, 0, 0, 0, -1, -1], np.int64)
         z = np.zeros((0, 8), np.int64)
@@ -571,56 +667,59 @@ class HloModule:
         self._header = header
         self.name: str = self._text(header[0], header[1])
         self.program_id: int = int(header[2]) if program_id is None else int(program_id)
-        self._by_id = np.argsort(self._inst[:, 0], kind="stable")
-        self._sorted_ids = self._inst[self._by_id, 0]
+        self._id_index = IdIndex(self._inst[:, 0])
 
     def __repr__(self) -> str:
         return (f"<HloModule {self.name!r} program_id={self.program_id} "
                 f"instructions={len(self._inst):,}>")
 
     def _text(self, start: int, end: int) -> str:
-        return bytes(self._buf[start:end]).decode("utf-8", "replace")
+        return self._data[start:end].decode("utf-8", "replace")
 
     @property
     def buffer_assignment_bytes(self) -> bytes | None:
         """The serialized buffer assignment, or None when the proto carries none."""
+        if self._proto is not None:
+            if self._proto.HasField("buffer_assignment"):
+                self._ba_bytes = self._proto.buffer_assignment.SerializeToString()
+            self._proto = None
         return self._ba_bytes
 
     @property
     def n_instructions(self) -> int:
+        """Instructions in all computations."""
         return len(self._inst)
 
     def rows_of_ids(self, ids: np.ndarray) -> np.ndarray:
         """Instruction rows (positions in `instructions`) of instruction ids; -1 where unknown."""
-        ids = np.asarray(ids, np.int64)
-        if not len(self._inst):
-            return np.full(len(ids), -1, np.int64)
-        pos = np.searchsorted(self._sorted_ids, ids).clip(0, len(self._sorted_ids) - 1)
-        return np.where(self._sorted_ids[pos] == ids, self._by_id[pos], -1)
+        return self._id_index(ids)
 
     @cached_property
     def _rows_by_name(self) -> dict[str, int]:
-        return {self._text(s, e): k for k, (s, e) in enumerate(self._inst[:, 4:6])}
+        starts, ends = self._inst[:, 4].tolist(), self._inst[:, 5].tolist()
+        return {self._text(s, e): k for k, (s, e) in enumerate(zip(starts, ends, strict=True))}
 
     def row(self, key: int | str) -> int:
         """The row of an instruction given its id (int) or name (str); ProfileError if absent."""
         if isinstance(key, str):
             row = self._rows_by_name.get(key, -1)
         else:
-            row = int(self.rows_of_ids(np.array([key]))[0])
+            row = int(self._id_index(np.array([key]))[0])
         if row < 0:
             raise ProfileError(f"{self.where}: module {self.name} has no instruction {key!r}")
         return row
 
     def instruction(self, key: int | str) -> Any:
         """The `xla.HloInstructionProto` with this id or name, from any computation."""
-        return self._instruction_at(self.row(key))
+        return self.instruction_at(self.row(key))
 
-    def _instruction_at(self, row: int) -> Any:
+    def instruction_at(self, row: int) -> Any:
+        """The `xla.HloInstructionProto` at a row of `instructions`."""
         s, e = self._inst[row, 2:4]
-        return HloInstructionProto.FromString(bytes(self._buf[s:e]))
+        return HloInstructionProto.FromString(self._data[s:e])
 
     def instruction_name(self, row: int) -> str:
+        """The name of the instruction at a row of `instructions`."""
         s, e = self._inst[row, 4:6]
         return self._text(s, e)
 
@@ -634,7 +733,7 @@ class HloModule:
     @cached_property
     def _stack_frames(self) -> Any:
         s, e = self._header[4:6]
-        return StackFrameIndexProto.FromString(bytes(self._buf[s:e]) if s >= 0 else b"")
+        return StackFrameIndexProto.FromString(self._data[s:e] if s >= 0 else b"")
 
     def source_of(self, instruction: Any) -> str:
         """`file:line` of an instruction: the innermost frame of its stack trace when the module
@@ -661,15 +760,15 @@ class HloModule:
     @cached_property
     def instructions(self) -> pd.DataFrame:
         """One row per instruction: id, name, computation, opcode, shape, op_name, source."""
-        comp_names = [self._text(s, e) for s, e in self._comps]
+        comp_names = [self._text(s, e) for s, e in self._comps.tolist()]
         shapes: dict[bytes, str] = {}
         rows = []
-        for k in range(len(self._inst)):
-            ins = self._instruction_at(k)
-            key = bytes(self._buf[self._inst[k, 6]:self._inst[k, 7]])
+        for k, (comp, shape_s, shape_e) in enumerate(self._inst[:, [1, 6, 7]].tolist()):
+            ins = self.instruction_at(k)
+            key = self._data[shape_s:shape_e]  # instructions of one shape format it once
             if key not in shapes:
                 shapes[key] = shape_to_string(ins.shape)
-            rows.append((ins.id, ins.name, comp_names[self._inst[k, 1]], ins.opcode, shapes[key],
+            rows.append((ins.id, ins.name, comp_names[comp], ins.opcode, shapes[key],
                          ins.metadata.op_name, self.source_of(ins)))
         frame = pd.DataFrame(rows, columns=["id", "name", "computation", "opcode", "shape",
                                             "op_name", "source"])
@@ -678,13 +777,8 @@ class HloModule:
         return frame
 
 
-def instruction_shape(instruction: Any, index: Sequence[int]) -> Any:
-    """The shape of an instruction's output at a tuple shape index."""
-    return subshape(instruction.shape, index) if len(index) else instruction.shape
-
-
 __all__ = [
-    "BufferAssignment", "HloModule", "ShapeProto", "StackFrameIndexProto", "decode_hlo_proto",
-    "instruction_shape", "layout_to_string", "scan_buffer_assignment", "shape_to_string",
-    "split_hlo_proto", "subshape", "type_name", "unpadded_bytes",
+    "BufferAssignment", "HloModule", "IdIndex", "StackFrameIndexProto", "decode_hlo_proto",
+    "layout_to_string", "scan_buffer_assignment", "shape_to_string", "split_hlo_proto",
+    "subshape", "type_name", "unpadded_bytes",
 ]
