@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import anywidget
+import numpy as np
 import traitlets
 
 from ..errors import ProfileError
@@ -145,6 +147,21 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, ProfileError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-able copy for a view: NaN and inf become None, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
 
 
 def _json_default(value: Any) -> Any:

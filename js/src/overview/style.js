@@ -1,0 +1,30 @@
+// The Overview's stylesheet, scoped under .xw-overview, themed by JupyterLab's CSS variables.
+export const CSS = `
+.xw-overview {
+  --xw-bg: var(--jp-layout-color0, #fff); --xw-panel: var(--jp-layout-color1, #fafafa);
+  --xw-fg: var(--jp-ui-font-color1, rgba(0,0,0,.87)); --xw-fg2: var(--jp-ui-font-color2, rgba(0,0,0,.6));
+  --xw-border: var(--jp-border-color2, #e0e0e0); --xw-error: var(--jp-error-color1, #d32f2f);
+  font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
+  font-size: 12px; color: var(--xw-fg); background: var(--xw-bg); display: grid; gap: 8px;
+  grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); width: 100%; box-sizing: border-box;
+}
+.xw-ov-card { border: 1px solid var(--xw-border); border-radius: 3px; padding: 8px 10px; background: var(--xw-panel); min-width: 0; }
+.xw-ov-card h3 { margin: 0 0 6px 0; font-size: 13px; font-weight: 600; }
+.xw-ov-tiles { display: flex; flex-wrap: wrap; gap: 6px 18px; }
+.xw-ov-tile { display: flex; flex-direction: column; min-width: 90px; }
+.xw-ov-label { color: var(--xw-fg2); font-size: 11px; }
+.xw-ov-value { font-size: 14px; font-weight: 600; overflow-wrap: anywhere; }
+.xw-ov-bar { display: flex; height: 14px; margin: 10px 0 6px 0; border-radius: 2px; overflow: hidden; background: var(--xw-border); }
+.xw-ov-bar span { height: 100%; }
+.xw-ov-legend { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 2px 14px; color: var(--xw-fg2); }
+.xw-ov-swatch { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 4px; }
+.xw-ov-card ul { margin: 0; padding-left: 18px; line-height: 17px; }
+.xw-ov-notes { color: var(--xw-fg2); white-space: pre-wrap; }
+.xw-ov-table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+.xw-ov-table th { text-align: right; font-weight: 600; padding: 2px 5px; border-bottom: 1px solid var(--xw-border); white-space: nowrap; }
+.xw-ov-table td { text-align: right; padding: 2px 5px; border-bottom: 1px solid var(--xw-border); white-space: nowrap; }
+.xw-ov-table th:first-child, .xw-ov-table td:first-child, .xw-ov-table td:nth-child(2), .xw-ov-table th:nth-child(2) { text-align: left; }
+.xw-ov-name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
+.xw-ov-status { color: var(--xw-fg2); padding: 8px; }
+.xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
+`;

@@ -1,0 +1,87 @@
+// The Overview: run facts, step time and its breakdown, top ops, recommendations.
+// Everything from the profile is set as text (h() makes text nodes), never as HTML.
+import { request } from "../lib/transport.js";
+import { h } from "../lib/dom.js";
+import { count, percent, time, utilizationColor } from "../lib/format.js";
+import { CSS } from "./style.js";
+
+const PART_COLORS = ["#1976d2", "#e53935", "#fb8c00", "#8e24aa", "#9e9e9e"];
+
+function tile(label, value) {
+  return h("div", { className: "xw-ov-tile" },
+    h("span", { className: "xw-ov-label" }, label), h("span", { className: "xw-ov-value" }, value));
+}
+
+function runCard(run) {
+  const tiles = [
+    tile("Device", `${run.device_type}${run.devices > 1 ? ` × ${run.devices}` : ""}`),
+    tile("Hosts", run.hosts.join(", ")),
+    tile("Profile length", time(run.duration_ms * 1000)),
+    tile("Events", count(run.events)),
+  ];
+  if (run.flops_utilization !== null) tiles.push(tile("FLOPS utilization", percent(run.flops_utilization)));
+  if (run.bandwidth_utilization !== null) tiles.push(tile("HBM bandwidth utilization", percent(run.bandwidth_utilization)));
+  if (run.idle_share !== null) tiles.push(tile("Device idle", percent(run.idle_share)));
+  return h("section", { className: "xw-ov-card" }, h("h3", {}, "Run"), h("div", { className: "xw-ov-tiles" }, tiles));
+}
+
+function stepCard(steps, breakdown) {
+  if (!steps) return null;
+  const bar = h("div", { className: "xw-ov-bar", role: "img", "aria-label": "step time breakdown" },
+    breakdown.map((part, i) => h("span", {
+      title: `${part.part}: ${time(part.avg_ms * 1000)} (${percent(part.share)})`,
+      style: { width: `${Math.max(0, part.share) * 100}%`, background: PART_COLORS[i % PART_COLORS.length] },
+    })));
+  const legend = h("ul", { className: "xw-ov-legend" }, breakdown.map((part, i) =>
+    h("li", {}, h("span", { className: "xw-ov-swatch", style: { background: PART_COLORS[i % PART_COLORS.length] } }),
+      `${part.part} ${time(part.avg_ms * 1000)} (${percent(part.share)})`)));
+  return h("section", { className: "xw-ov-card" }, h("h3", {}, "Step time"),
+    h("div", { className: "xw-ov-tiles" },
+      tile("Steps", count(steps.count)), tile("Average", time(steps.avg_ms * 1000)),
+      tile("Std dev", time(steps.std_ms * 1000)), tile("Min / max",
+        `${time(steps.min_ms * 1000)} / ${time(steps.max_ms * 1000)}`),
+      tile("Waiting for input", `${percent(steps.input_share)} (${steps.verdict} input-bound)`)),
+    bar, legend);
+}
+
+function opsCard(ops) {
+  if (!ops.length) return null;
+  const util = (u) => h("td", { style: u === null ? {} : { background: utilizationColor(u) } }, percent(u));
+  return h("section", { className: "xw-ov-card" }, h("h3", {}, "Top ops by time"),
+    h("table", { className: "xw-ov-table" },
+      h("thead", {}, h("tr", {}, ["Op", "Category", "Time", "Share", "FLOPS util", "BW util", "Bound by"]
+        .map((c) => h("th", {}, c)))),
+      h("tbody", {}, ops.map((op) => h("tr", {},
+        h("td", { className: "xw-ov-name", title: op.name }, op.name), h("td", {}, op.category),
+        h("td", {}, time(op.time_us)), h("td", {}, percent(op.time_share)),
+        util(op.flops_utilization), util(op.bandwidth_utilization), h("td", {}, op.bound_by || "—"))))));
+}
+
+function listCard(title, items, className) {
+  if (!items.length) return null;
+  return h("section", { className: `xw-ov-card ${className}` }, h("h3", {}, title),
+    h("ul", {}, items.map((text) => h("li", {}, text))));
+}
+
+async function render({ model, el }) {
+  if (!document.getElementById("xw-overview-css")) {
+    document.head.append(h("style", { id: "xw-overview-css" }, CSS));
+  }
+  const root = h("div", { className: "xw-overview" }, h("div", { className: "xw-ov-status" }, "Summarizing the profile…"));
+  el.replaceChildren(root);
+  const busy = () => root.firstChild?.classList?.contains("xw-ov-status") &&
+    (root.firstChild.textContent = "Kernel busy — waiting…");
+  try {
+    const answer = await request(model, "overview", {}, { onBusy: busy });
+    const o = answer.content;
+    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown),
+      listCard("Recommendations", o.recommendations, "xw-ov-advice"), opsCard(o.top_ops),
+      listCard("Notes", o.notes, "xw-ov-notes")].filter(Boolean));
+    el.dataset.ready = "1";
+  } catch (err) {
+    root.replaceChildren(h("div", { className: "xw-ov-error" }, String(err.message || err)));
+    el.dataset.ready = "error";
+  }
+}
+
+export default { render };

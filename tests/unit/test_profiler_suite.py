@@ -1,0 +1,55 @@
+"""The suite: one decoded profile shared by lazily made tabs, pickers, links between tools."""
+
+from __future__ import annotations
+
+import pytest
+
+import xprof_widgets as xw
+
+
+@pytest.fixture
+def logdir(make_logdir, tpu_path):
+    data = tpu_path.parent
+    return make_logdir({
+        "2026_11_28_00_00_00": {"cpu.xplane.pb": data / "jax_cpu_demo.xplane.pb"},
+        "2026_11_29_00_00_00": {"a.xplane.pb": data / "synthetic_tpu.xplane.pb",
+                                "b.xplane.pb": data / "synthetic_tpu.xplane.pb"},
+    })
+
+
+def test_tabs_share_one_profile_and_are_made_when_shown(logdir):
+    suite = xw.Profiler(logdir)
+    assert suite.tabs.titles == ("Overview", "Trace Viewer", "Op Profile", "Memory Viewer",
+                                 "Input Pipeline")
+    assert set(suite._tools) == {"overview"}
+    suite.tabs.selected_index = 1
+    assert set(suite._tools) == {"overview", "trace"}
+    assert suite.tool("trace").profile is suite.profile is suite.tool("overview").profile
+
+
+def test_run_and_host_pickers_reopen(logdir):
+    suite = xw.Profiler(logdir)
+    assert suite.profile.hosts == ["a", "b"]
+    suite.host_picker.value = "b"
+    assert suite.profile.hosts == ["b"]
+    suite.run_picker.value = "2026_11_28_00_00_00"
+    assert suite.profile.hosts == ["cpu"]
+    assert suite.host_picker is None  # one host in that run
+    assert suite.children[0].children == (suite.run_picker,)
+
+
+def test_an_op_link_moves_the_trace_viewer_to_it(logdir):
+    suite = xw.Profiler(logdir, host="a", tool="op")
+    op_name = suite.tool("op").to_dataframe()["name"].iat[0]
+    suite.show_in_trace(op_name)
+    viewer = suite.tool("trace")
+    assert suite.tabs.selected_index == 1
+    start, end = viewer.window
+    first = viewer.search(op_name)["start_us"].min()
+    assert start <= first <= end
+    assert viewer.selected_events
+
+
+def test_an_unknown_tool_is_refused(logdir):
+    with pytest.raises(ValueError, match="tool='graph'"):
+        xw.Profiler(logdir, tool="graph")

@@ -1,0 +1,35 @@
+"""`Overview`: the suite's first tab; what ran, how long a step takes and why, what to look at."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..analysis.overview import Overview as OverviewData
+from ..analysis.overview import overview
+from ..profile.model import Profile
+from ..profile.open import open_profile
+from ._base import RequestWidget, handler, jsonable
+
+
+class Overview(RequestWidget):
+    """Run facts, step time and its breakdown, top ops and recommendations of one profile."""
+
+    _bundle = "overview.js"
+
+    def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
+                 host: str | list[str] | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.profile = open_profile(path_or_profile, run=run, host=host)
+        self._data: OverviewData | None = None
+
+    @property
+    def data(self) -> OverviewData:
+        """The overview as plain data (computed on first use)."""
+        if self._data is None:
+            self._data = overview(self.profile)
+        return self._data
+
+    @handler("overview")
+    def _overview(self) -> dict:
+        return jsonable(self.data.to_dict())

@@ -1,0 +1,148 @@
+"""`Profiler`: every tool on one profile, in tabs, with run and host pickers and links between tools.
+
+The profile is decoded once and shared by all tabs; a tab's widget is made the first time it is
+shown. Tools ask for each other through their `link` trait (`{"tool": ..., "op": ...}`), set
+by their views ("show in Trace Viewer", "open in Op Profile"); the suite routes the request and
+switches tabs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from importlib import import_module
+from typing import Any
+
+import ipywidgets
+import numpy as np
+
+from ..errors import ProfileError
+from ..profile.model import Profile
+from ..profile.open import open_profile
+
+TABS = {
+    "overview": ("Overview", ".overview", "Overview"),
+    "trace": ("Trace Viewer", ".trace_viewer", "TraceViewer"),
+    "op": ("Op Profile", ".op_profile", "OpProfile"),
+    "memory": ("Memory Viewer", ".memory_viewer", "MemoryViewer"),
+    "input": ("Input Pipeline", ".input_pipeline", "InputPipeline"),
+}
+ALL_HOSTS = "all hosts"
+
+
+class Profiler(ipywidgets.VBox):
+    """The whole profiler on one profile: overview, trace, op profile, memory, input pipeline.
+
+    Args:
+        path_or_profile: a logdir, run directory, profile file, fsspec URL or opened `Profile`.
+        run, host: the run and host(s) to open (default: the newest run, every host).
+        tool: the tab shown first ("overview", "trace", "op", "memory" or "input").
+    """
+
+    def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
+                 host: str | list[str] | None = None, tool: str = "overview", **kwargs: Any):
+        if tool not in TABS:
+            raise ValueError(f"tool={tool!r}: expected one of {', '.join(TABS)}")
+        super().__init__(**kwargs)
+        self.profile = open_profile(path_or_profile, run=run, host=host)
+        self._path = None if isinstance(path_or_profile, Profile) else os.fspath(path_or_profile)
+        self._tools: dict[str, Any] = {}
+        self.tabs = ipywidgets.Tab(children=[ipywidgets.HTML() for _ in TABS],
+                                   titles=[title for title, _, _ in TABS.values()])
+        self.tabs.observe(self._on_tab, names="selected_index")
+        self._lay_out()
+        self.show(tool)
+
+    # ---- tabs -------------------------------------------------------------------------------
+    def tool(self, key: str) -> Any:
+        """The widget of one tab ("trace", "op", ...), made on first use."""
+        if key not in self._tools:
+            _, module, name = TABS[key]
+            widget_class = getattr(import_module(module, __package__), name)
+            try:
+                widget = widget_class(self.profile)
+            except ProfileError as exc:  # a tool that cannot run on this profile says why
+                widget = ipywidgets.Label(f"{name}: {exc}")
+            if hasattr(widget, "link"):
+                widget.observe(self._on_link, names="link")
+            self._tools[key] = widget
+            children = list(self.tabs.children)
+            children[list(TABS).index(key)] = widget
+            self.tabs.children = children
+        return self._tools[key]
+
+    def show(self, key: str) -> Any:
+        """Switches to a tab and returns its widget."""
+        widget = self.tool(key)
+        self.tabs.selected_index = list(TABS).index(key)
+        return widget
+
+    def _on_tab(self, change: dict) -> None:
+        if change["new"] is not None:
+            self.tool(list(TABS)[change["new"]])
+
+    # ---- links between tools ----------------------------------------------------------------
+    def _on_link(self, change: dict) -> None:
+        request = change["new"] or {}
+        op = request.get("op")
+        if not op:
+            return
+        if request.get("tool") == "trace":
+            self.show_in_trace(op)
+        elif request.get("tool") == "op":
+            self.show_in_op_profile(op)
+
+    def show_in_trace(self, op: str) -> None:
+        """Moves the Trace Viewer to the first occurrence of an op and selects them all."""
+        viewer = self.show("trace")
+        hits = viewer.search(f"^{re.escape(op)}$", regex=True)
+        if not len(hits):
+            return
+        first = hits.iloc[0]
+        events = hits["event"].to_numpy(np.int64)
+        duration = float(self.profile.duration_ps[events[0]]) / 1e6
+        pad = max(duration * 4, 1.0)
+        viewer.window = (float(first["start_us"]) - pad, float(first["start_us"]) + duration + pad)
+        viewer.selected_events = events[:1000].tolist()
+
+    def show_in_op_profile(self, op: str) -> None:
+        """Filters the Op Profile to one op (by its name)."""
+        table = self.show("op")
+        table.name_filter = f"^{re.escape(op)}$"
+
+    # ---- run and host pickers -------------------------------------------------------------
+    def _header(self) -> ipywidgets.HBox | None:
+        self.run_picker: ipywidgets.Dropdown | None = None
+        self.host_picker: ipywidgets.Dropdown | None = None
+        pickers = []
+        runs = self.profile.runs
+        if self._path is not None and len(runs) > 1:
+            self.run_picker = ipywidgets.Dropdown(options=list(runs["run"]), value=self.profile.run,
+                                                  description="Run")
+            self.run_picker.observe(lambda _: self._reopen(), names="value")
+            pickers.append(self.run_picker)
+        hosts = list(runs.loc[runs["run"] == self.profile.run, "hosts"].iat[0]) if len(runs) else []
+        if self._path is not None and len(hosts) > 1:
+            chosen = self.profile.hosts
+            self.host_picker = ipywidgets.Dropdown(
+                options=[ALL_HOSTS, *hosts],
+                value=ALL_HOSTS if len(chosen) == len(hosts) else chosen[0], description="Host")
+            self.host_picker.observe(lambda _: self._reopen(), names="value")
+            pickers.append(self.host_picker)
+        return ipywidgets.HBox(pickers) if pickers else None
+
+    def _lay_out(self) -> None:
+        header = self._header()
+        self.children = [header, self.tabs] if header else [self.tabs]
+
+    def _reopen(self) -> None:
+        run = self.run_picker.value if self.run_picker else self.profile.run
+        host = self.host_picker
+        same_run = run == self.profile.run
+        chosen = None if host is None or host.value == ALL_HOSTS or not same_run else host.value
+        current = list(TABS)[self.tabs.selected_index or 0]
+        self.profile = open_profile(self._path, run=run, host=chosen)
+        self._tools.clear()
+        self.tabs.children = [ipywidgets.HTML() for _ in TABS]
+        self._lay_out()  # the new run may have other hosts
+        self.show(current)
