@@ -1,0 +1,11 @@
+// The InputPipeline widget's front end (anywidget module): a summary, the device side (step-time
+// statistics and charts) and the host side (input time by category, the input-op table); data
+// from xprof_widgets/widgets/input_pipeline.py, asked for once after render.
+import { InputPipelineView } from "./view.js";
+
+export default {
+  render({ model, el }) {
+    const view = new InputPipelineView(model, el);
+    return () => view.dispose();
+  },
+};

@@ -1,0 +1,122 @@
+"""Agreement with XProf's input_pipeline_analyzer: step count and per-step time within 1%.
+
+The expected values were written by XProf itself (tests/bench/input_pipeline_xprof.py, run in
+a separate venv). XProf keeps every step of a device `Steps` line but drops the first and the
+last step found from host markers when it finds more than 5 (they may be cut by the capture
+window); we keep them, so the comparison applies XProf's rule to our table. The live test
+runs XProf on the same profiles, and on a fresh demo run, when `xprof` is importable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import xprof_widgets as xw
+from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
+from xprof_widgets.analysis.steps import SOURCES
+
+REPO = Path(__file__).resolve().parents[2]
+EXPECTED = REPO / "tests" / "data" / "expected"
+TOLERANCE = 0.01
+
+
+def load_bench():
+    path = REPO / "tests" / "bench" / "input_pipeline_xprof.py"
+    spec = importlib.util.spec_from_file_location("input_pipeline_xprof", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def analysis_of(case: str, tmp_path: Path):
+    path = tmp_path / "host0.xplane.pb"
+    path.write_bytes(bench.case_bytes(case))
+    return analyze_input_pipeline(xw.open_profile(path))
+
+
+def as_xprof_reports(analysis) -> pd.DataFrame:
+    """Our steps, less those XProf leaves out (the edges of host-marked runs over 5 steps)."""
+    steps = analysis.steps
+    if analysis.step_markers.source != SOURCES[0] and len(steps) > 5:
+        return steps.iloc[1:-1]
+    return steps
+
+
+def assert_agrees(analysis, xprof: dict) -> None:
+    ours = as_xprof_reports(analysis)
+    theirs = xprof["steps"]
+    assert len(ours) == len(theirs), (len(ours), len(theirs))
+    for (_, row), step in zip(ours.iterrows(), theirs, strict=True):
+        ms = row["duration_us"] / 1000
+        assert ms == pytest.approx(step["step_time_ms"], rel=TOLERANCE), (row["step"], step)
+    if theirs:  # XProf rounds its summary to 0.01 ms or 0.1 ms
+        stats = analysis.__class__(ours, analysis.input_ops, analysis.host_breakdown,
+                                   analysis.step_markers, "").step_time_stats()
+        summary = xprof["step_time_ms"]
+        for ours_key, key in (("avg_ms", "average"), ("std_ms", "standard_deviation"),
+                              ("min_ms", "minimum"), ("max_ms", "maximum")):
+            assert stats[ours_key] == pytest.approx(summary[key], rel=TOLERANCE, abs=0.051)
+
+
+def assert_same_input_ops(analysis, xprof: dict) -> None:
+    ours = analysis.input_ops.set_index("input_op")
+    assert set(ours.index) == {op["input_op"] for op in xprof["input_ops"]}
+    for op in xprof["input_ops"]:
+        row = ours.loc[op["input_op"]]
+        assert row["count"] == op["count"]
+        assert row["category"] == op["category"]
+        for key in ("total_time_ms", "self_time_ms", "self_time_pct"):
+            assert row[key] == pytest.approx(op[key], rel=TOLERANCE), (op["input_op"], key)
+
+
+@pytest.mark.parametrize("case", ["demo", "tpu_steps", "tpu_v6e"])
+def test_steps_agree_with_recorded_xprof(case, tmp_path):
+    xprof = json.loads((EXPECTED / f"input_pipeline_{case}.json").read_text())
+    analysis = analysis_of(case, tmp_path)
+    assert_agrees(analysis, xprof)
+
+
+def test_recorded_xprof_counts():
+    """What XProf found, so a regenerated file that lost its steps cannot pass silently."""
+    counts = {case: len(json.loads((EXPECTED / f"input_pipeline_{case}.json").read_text())
+                        ["steps"]) for case in bench.CASES}
+    assert counts == {"demo": 14, "tpu_steps": 8, "tpu_v6e": 0}
+
+
+def test_tf_data_input_ops_agree_with_recorded_xprof(tmp_path):
+    xprof = json.loads((EXPECTED / "input_pipeline_tpu_steps.json").read_text())
+    assert_same_input_ops(analysis_of("tpu_steps", tmp_path), xprof)
+
+
+def test_where_xprof_finds_no_steps_neither_do_we(tmp_path):
+    xprof = json.loads((EXPECTED / "input_pipeline_tpu_v6e.json").read_text())
+    assert any("No step marker" in message for _, message in xprof["diagnostics"])
+    analysis = analysis_of("tpu_v6e", tmp_path)
+    assert analysis.steps.empty and "StepTraceAnnotation" in analysis.no_steps_message()
+
+
+def test_live_xprof(tmp_path):
+    pytest.importorskip("xprof.convert.raw_to_tool_data")
+    subprocess.run([sys.executable, "-m", "xprof_widgets.demo", str(tmp_path / "logdir")],
+                   check=True, capture_output=True)
+    fresh = next((tmp_path / "logdir").glob("plugins/profile/*/*.xplane.pb"))
+    profiles = {case: bench.case_bytes(case) for case in bench.CASES}
+    profiles["fresh demo"] = fresh.read_bytes()
+    for case, data in profiles.items():
+        xprof = bench.summarize(bench.run_xprof(data))
+        path = tmp_path / f"{case.replace(' ', '_')}.xplane.pb"
+        path.write_bytes(data)
+        analysis = analyze_input_pipeline(xw.open_profile(path))
+        assert_agrees(analysis, xprof)
+        if case == "tpu_steps":
+            assert_same_input_ops(analysis, xprof)

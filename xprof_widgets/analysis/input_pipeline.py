@@ -1,0 +1,467 @@
+"""Input pipeline analysis: how much of each step waits for input, and what the input costs.
+
+Device side, per step (steps from `steps.find_steps`), every instant of the step is given to the
+first of these that covers it: compute (device ops; XLA ops on host threads for CPU-only
+profiles), device-to-device and collectives, host-to-device (enqueue, transfers), waiting for
+input (device infeed; input work on the thread that runs the steps), and other (idle, dispatch,
+Python). A step's input share is (waiting for input + host-to-device) / step time, as in XProf;
+the profile's share is that total over all steps' time: >= 20% HIGHLY, >= 5% MODERATELY, else
+NOT input-bound. On a multi-chip profile a step lasts as long as its slowest chip and is broken
+down on that chip.
+
+Host side, input operations are tf.data iterators (`Iterator::...`), grain iterators, enqueue
+and host-to-device transfers, and user annotations whose names match `input_pattern`. Self
+time is an op's time minus that of input ops nested in it. Categories follow XProf: tf.data
+readers (`::TFRecord`, `::TextLine`, ...) are a demanded file read, or an advanced one under
+`::Prefetch`, `::Interleave` or `::ParallelMap`; other tf.data ops and grain are preprocessing.
+User annotations that read or load are a demanded file read on the thread that runs the steps
+and an advanced one on any other thread (that is reading ahead); ones that preprocess, augment,
+decode, tokenize or batch are preprocessing; the rest is other input time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import pandas as pd
+
+from ..profile.model import PS_PER_US, Profile
+from .steps import (
+    HOW_TO_MARK,
+    Steps,
+    device_sections,
+    find_steps,
+    host_tracks,
+    stat_hits,
+    track_events,
+)
+
+DEFAULT_INPUT_PATTERN = (
+    r"^(?:(?:get|next|make)_)?(?:input|inputs|data|dataset|datasets|dataloader|data_loader|loader|"
+    r"load|loading|batch|batches|prefetch|preprocess|preprocessing|augment|augmentation|decode|"
+    r"read|reader|fetch|shuffle|tokenize|tokenization|collate)(?![A-Za-z0-9])")
+"""Names of user annotations that count as input work: a lowercase word like `input`, `data`,
+`batch`, `load`, `read`, `prefetch` or `preprocess` starting the name (`load_batch`,
+`input_pipeline`, `next_batch`). Runtime events (`LoadProgram`, `Handle inputs`) do not match."""
+
+HIGHLY, MODERATELY, NOT = "HIGHLY", "MODERATELY", "NOT"
+HIGHLY_PCT, MODERATELY_PCT = 20.0, 5.0
+ENQUEUE, DEMANDED, ADVANCED, PREPROCESSING, OTHER_INPUT = (
+    "Enqueue", "Demanded file read", "Advanced file read", "Preprocessing", "Other input time")
+HOST_CATEGORIES = (ENQUEUE, DEMANDED, ADVANCED, PREPROCESSING, OTHER_INPUT)
+STEP_PARTS = ("compute_us", "device_to_device_us", "host_to_device_us", "input_us", "other_us")
+"""Per-step time columns, in the order an instant is claimed (compute first)."""
+STEP_COLUMNS = ["step", "name", "start_us", "duration_us", "compute_us", "input_us",
+                "host_to_device_us", "device_to_device_us", "other_us", "input_share", "device"]
+OP_COLUMNS = ["input_op", "count", "total_time_ms", "total_time_pct", "self_time_ms",
+              "self_time_pct", "category"]
+
+# Host event kinds (per metadata row).
+_NONE, _INPUT, _ENQUEUE, _WAIT = 0, 1, 2, 3
+_TFDATA = re.compile(r"^Iterator::")
+_GRAIN = re.compile(r"^(?:grain\b|Grain)|DatasetIterator")
+_ENQUEUE_NAME = re.compile(
+    r"^(?:InfeedEnqueue|TransferToInfeed|TransferToDevice|TransferLiteralToDevice|"
+    r"MemcpyH(?:to|2)D|DevicePut|BufferFromPyval|HostToDevice)|:(?:InfeedEnqueue\w*|"
+    r"_Send|MemcpyH(?:to|2)D)$")
+_TF_OP = re.compile(r"[^:]+:[A-Z]\w*")
+_WAIT_NAME = re.compile(r"^IteratorGetNext|:IteratorGetNext\w*$")
+_FILE_READERS = ("::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO",
+                 "::ArrayRecord")
+_READ_AHEAD = ("::MemoryReader", "::MemoryWriter", "::Interleave", "::Prefetch", "::ParallelMap")
+_READ_WORDS = {"read", "reader", "load", "loader", "loading", "fetch", "dataloader", "source"}
+_PREP_WORDS = {"preprocess", "preprocessing", "augment", "augmentation", "decode", "tokenize",
+               "tokenization", "transform", "map", "shuffle", "batch", "batches", "collate"}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+# Device op classes (per metadata row), and the device lines that hold no ops.
+_COMPUTE, _D2D, _H2D, _INFEED, _DEVICE_OTHER = 0, 1, 2, 3, 4
+_D2D_TEXT = re.compile(r"(?i)\bd(?:to|2)d\b|memcpyd(?:to|2)d|device.?to.?device|all-?reduce|"
+                       r"all-?gather|all-?to-?all|reduce-?scatter|collective|nccl|rccl|"
+                       r"^(?:send|recv)(?:-done)?\b|megascale")
+_H2D_TEXT = re.compile(r"(?i)\bh(?:to|2)d\b|memcpyh(?:to|2)d|host.?to.?device|host (?:send|recv)")
+_INFEED_TEXT = re.compile(r"(?i)^infeed|infeeddequeue")
+_DEVICE_OTHER_TEXT = re.compile(r"(?i)^outfeed|\bd(?:to|2)h\b|memcpyd(?:to|2)h|device.?to.?host")
+NON_OP_LINES = {"Steps", "XLA Modules", "XLA TraceMe", "Framework Ops", "Framework Name Scope",
+                "TensorFlow Ops", "TensorFlow Name Scope", "Source code", "Launch Stats",
+                "_counters_", "Tensor Core Sync Flag", "Sparse Core Steps", "Sparse Core Modules",
+                "Host Offload Ops"}
+
+
+@dataclass(frozen=True)
+class InputPipelineAnalysis:
+    """The result of `analyze_input_pipeline`; every table is a plain DataFrame."""
+
+    steps: pd.DataFrame
+    """One row per step, STEP_COLUMNS (times in microseconds, input_share a fraction)."""
+    input_ops: pd.DataFrame
+    """Host input operations, OP_COLUMNS, by self time (largest first)."""
+    host_breakdown: pd.Series
+    """Self time (ms) of host input operations per category, HOST_CATEGORIES order."""
+    step_markers: Steps
+    input_pattern: str
+
+    @property
+    def input_share(self) -> float:
+        """Share of all steps' time spent waiting for input (0..1); NaN without steps."""
+        total = float(self.steps["duration_us"].sum())
+        if total <= 0:
+            return float("nan")
+        return float((self.steps["input_us"] + self.steps["host_to_device_us"]).sum()) / total
+
+    @property
+    def verdict(self) -> str | None:
+        """HIGHLY, MODERATELY or NOT (input-bound); None when no steps were found."""
+        if not len(self.steps) or not np.isfinite(self.input_share):
+            return None
+        pct = 100 * self.input_share
+        return HIGHLY if pct >= HIGHLY_PCT else MODERATELY if pct >= MODERATELY_PCT else NOT
+
+    def step_time_stats(self) -> pd.Series:
+        """Average, standard deviation (of a sample, as XProf), min and max step time in ms."""
+        ms = self.steps["duration_us"] / 1000
+        return pd.Series({"avg_ms": ms.mean(), "std_ms": ms.std(ddof=1), "min_ms": ms.min(),
+                          "max_ms": ms.max()}, dtype=np.float64)
+
+    def largest_host_cost(self) -> tuple[str, float, str] | None:
+        """(category, share of host input self time, its costliest op), or None without ops."""
+        total = float(self.host_breakdown.sum())
+        if total <= 0:
+            return None
+        category = str(self.host_breakdown.idxmax())
+        ops = self.input_ops[self.input_ops["category"] == category]
+        return category, float(self.host_breakdown[category]) / total, str(ops["input_op"].iat[0])
+
+    def recommendation(self) -> str:
+        """What to do next, in words, naming the largest host-side cost."""
+        largest = self.largest_host_cost()
+        if largest is None:
+            host = ("No input operations were found on the host. Wrap the parts of your input "
+                    "pipeline in jax.profiler.TraceAnnotation (names starting with load_, read_, "
+                    "preprocess_, input_, ...) or pass input_pattern= to see where input time "
+                    "goes.")
+        else:
+            category, share, op = largest
+            host = (f"The largest host-side input cost is {category} ({100 * share:.0f}% of "
+                    f"input-op self time, mostly {op!r}): {_ADVICE[category]}")
+        verdict = self.verdict
+        if verdict is None:
+            return f"No steps were found, so step time cannot be split. {host}"
+        pct = 100 * self.input_share
+        if verdict == NOT:
+            return (f"Your program is NOT input-bound: {pct:.1f}% of step time waits for input. "
+                    "Look at device compute (Op Profile) instead. " + host)
+        return (f"Your program is {verdict} input-bound: {pct:.1f}% of step time waits for "
+                f"input. {host}")
+
+    def no_steps_message(self) -> str:
+        """Why the device side is empty and how to fix it ('' when steps were found)."""
+        if len(self.steps):
+            return ""
+        looked = "\n".join(f"  - {what}" for what in self.step_markers.looked_for)
+        return f"No training steps found. Looked for:\n{looked}\n{HOW_TO_MARK}"
+
+
+_ADVICE = {
+    ENQUEUE: "copies to the device dominate; send fewer, larger batches and overlap the copies "
+             "with compute (prefetch to device).",
+    DEMANDED: "the step waits while data is read; read ahead in the background (tf.data "
+              "prefetch/interleave, grain worker processes, a prefetching thread) so reads "
+              "overlap compute.",
+    ADVANCED: "data is read ahead but not fast enough; read with more parallelism or larger "
+              "buffers (interleave cycle_length, more grain workers), or cache the dataset.",
+    PREPROCESSING: "parallelize preprocessing (num_parallel_calls, more workers), do it once "
+                   "offline, or move it onto the accelerator.",
+    OTHER_INPUT: "annotate the parts of this input code with jax.profiler.TraceAnnotation to "
+                 "see which one is slow, then read ahead or parallelize it.",
+}
+
+
+def analyze_input_pipeline(profile: Profile,
+                           input_pattern: str = DEFAULT_INPUT_PATTERN) -> InputPipelineAnalysis:
+    """Per-step input share and host input operations of `profile` (see the module doc)."""
+    steps = find_steps(profile)
+    host = _host_input_events(profile, input_pattern, steps.step_tracks)
+    ops, breakdown = _op_table(profile, host)
+    table = _step_table(profile, steps, host)
+    return InputPipelineAnalysis(table, ops, breakdown, steps, input_pattern)
+
+
+# ---- host side --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _HostEvents:
+    events: np.ndarray  # global indices of host input, enqueue and wait events
+    kind: np.ndarray  # _INPUT, _ENQUEUE or _WAIT
+    category: np.ndarray  # HOST_CATEGORIES entry ("" for waits)
+    on_step_thread: np.ndarray  # bool
+
+
+def _host_input_events(profile: Profile, pattern: str, step_tracks: tuple[int, ...]) -> _HostEvents:
+    kind_of_meta, category_of_meta, reads = _host_kinds(profile, pattern)
+    events = track_events(profile, host_tracks(profile))
+    events = events[kind_of_meta[profile.meta[events]] != _NONE]
+    meta = profile.meta[events]
+    on_step = np.isin(profile.track_of(events), np.asarray(step_tracks, np.int64))
+    category = category_of_meta[meta].copy()
+    user_reads = reads[meta]
+    category[user_reads] = np.where(on_step[user_reads] | (len(step_tracks) == 0), DEMANDED,
+                                    ADVANCED)
+    return _HostEvents(events, kind_of_meta[meta], category, on_step)
+
+
+def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per metadata row: host kind, op category, and whether it is a user read (thread-dependent)."""
+    md = profile.metadata
+    n = len(md)
+    kind = np.full(n, _NONE, np.int8)
+    category = np.full(n, "", dtype=object)
+    reads = np.zeros(n, bool)
+    on_host = np.isin(md["section_id"].to_numpy(),
+                      profile.sections.index[profile.sections["kind"] == "host"].to_numpy())
+    user = re.compile(pattern)
+    names = profile.display_names
+    for row in np.flatnonzero(on_host).tolist():
+        name = names[row]
+        if _WAIT_NAME.search(name):
+            kind[row] = _WAIT
+        elif _ENQUEUE_NAME.search(name):
+            kind[row], category[row] = _ENQUEUE, ENQUEUE
+        elif _TFDATA.search(name):
+            kind[row], category[row] = _INPUT, _tfdata_category(name)
+        elif _GRAIN.search(name):
+            kind[row], category[row] = _INPUT, PREPROCESSING
+        elif not name.startswith("$") and user.search(name):
+            kind[row] = _INPUT
+            words = {w.lower() for w in _WORD.findall(name)}
+            if words & _READ_WORDS:
+                reads[row], category[row] = True, DEMANDED
+            elif words & _PREP_WORDS:
+                category[row] = PREPROCESSING
+            else:
+                category[row] = OTHER_INPUT
+    return kind, category, reads
+
+
+def _op_label(name: str) -> str:
+    """TensorFlow ops are written `name:Type`; the table shows the name, as XProf does."""
+    return name.rsplit(":", 1)[0] if _TF_OP.fullmatch(name) else name
+
+
+def _tfdata_category(name: str) -> str:
+    if name.endswith(_FILE_READERS):
+        return ADVANCED if any(part in name for part in _READ_AHEAD) else DEMANDED
+    return PREPROCESSING
+
+
+def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Series]:
+    ops = host.kind != _WAIT
+    events = host.events[ops]
+    start = profile.start_ps[events]
+    duration = profile.duration_ps[events]
+    self_ps = _self_times(profile.track_of(events), start, start + duration, duration)
+    labels = np.array([_op_label(n) for n in profile.display_names.tolist()], dtype=object)
+    frame = pd.DataFrame({"input_op": labels[profile.meta[events]],
+                          "category": host.category[ops], "duration": duration, "self": self_ps})
+    table = frame.groupby(["input_op", "category"], sort=False).agg(
+        count=("duration", "size"), total=("duration", "sum"), self_=("self", "sum")).reset_index()
+    all_self = float(table["self_"].sum())
+    scale = 100 / all_self if all_self > 0 else 0.0
+    table["total_time_ms"] = table["total"] / 1e9
+    table["self_time_ms"] = table["self_"] / 1e9
+    table["total_time_pct"] = table["total"] * scale
+    table["self_time_pct"] = table["self_"] * scale
+    table["count"] = table["count"].astype(np.int64)
+    table = table.sort_values(["self_time_ms", "total_time_ms"], ascending=False, kind="stable")
+    breakdown = (table.groupby("category")["self_time_ms"].sum()
+                 .reindex(list(HOST_CATEGORIES), fill_value=0.0).astype(np.float64))
+    breakdown.index.name = "category"
+    return table[OP_COLUMNS].reset_index(drop=True), breakdown
+
+
+@numba.njit(cache=True, nogil=True)
+def _self_times(track, start, end, duration):
+    """Duration minus the overlap of input ops nested directly inside (same track, in order)."""
+    n = start.shape[0]
+    out = duration.copy()
+    stack = np.empty(n, np.int64)
+    top = 0
+    for i in range(n):
+        if i > 0 and track[i] != track[i - 1]:
+            top = 0
+        while top > 0 and end[stack[top - 1]] <= start[i]:
+            top -= 1
+        if top > 0:
+            parent = stack[top - 1]
+            out[parent] -= min(end[i], end[parent]) - start[i]
+        stack[top] = i
+        top += 1
+    return np.maximum(out, 0)
+
+
+# ---- device side: per-step breakdown -------------------------------------------------------
+def _step_table(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFrame:
+    markers = steps.markers
+    if not len(markers):
+        return pd.DataFrame({c: pd.Series(dtype=_STEP_DTYPES.get(c, np.float64))
+                             for c in STEP_COLUMNS})
+    units = _units(profile)
+    classes = _device_classes(profile)
+    rows = []
+    for unit, unit_markers in _assign_units(markers, units).items():
+        parts = _unit_parts(profile, unit, classes, steps, host)
+        start = unit_markers["start_ps"].to_numpy(np.int64)
+        end = unit_markers["end_ps"].to_numpy(np.int64)
+        claimed = [_measure(*part, start, end) for part in parts]
+        block = unit_markers[["step", "name"]].copy()
+        block["device"] = unit
+        block["start_ps"] = start
+        block["duration_ps"] = end - start
+        previous = np.zeros(start.shape[0], np.int64)
+        for column, covered in zip(STEP_PARTS[:-1], claimed, strict=True):
+            block[column] = covered - previous
+            previous = covered
+        block["other_us"] = (end - start) - previous
+        rows.append(block)
+    per_unit = pd.concat(rows, ignore_index=True)
+    return _fold_units(per_unit)
+
+
+_STEP_DTYPES = {"step": np.int64, "name": object, "device": object}
+
+
+def _units(profile: Profile) -> dict[str, str]:
+    """Where a step runs, by section name -> host: devices, or the hosts of a CPU-only run."""
+    hosts = dict(zip(profile.sections["name"], profile.sections["host"], strict=True))
+    devices = [d for d in device_sections(profile) if len(_op_tracks(profile, d))]
+    if devices:
+        return {d: hosts[d] for d in devices}
+    used = profile.tracks.loc[host_tracks(profile), "section"].unique().tolist()
+    return {s: hosts[s] for s in used}
+
+
+def _assign_units(markers: pd.DataFrame, units: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Markers on a unit stay there; host markers of a run with devices go to its devices."""
+    out: dict[str, list[pd.DataFrame]] = {}
+    for section, group in markers.groupby("section", sort=False):
+        if section in units:
+            targets = [section]
+        else:
+            host = group["host"].iat[0]
+            targets = [u for u, h in units.items() if h == host] or [section]
+        for unit in targets:
+            out.setdefault(unit, []).append(group)
+    return {unit: pd.concat(groups, ignore_index=True) for unit, groups in out.items()}
+
+
+def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: Steps,
+                host: _HostEvents) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Merged intervals covered by compute, then +collectives, +host-to-device, +input."""
+    on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
+        _host_of(profile, unit)
+    wait_here = host.on_step_thread if steps.step_tracks else host.kind == _WAIT
+    host_input = host.events[on_host & wait_here & (host.kind != _ENQUEUE)]
+    host_h2d = host.events[on_host & host.on_step_thread & (host.kind == _ENQUEUE)]
+    if unit in device_sections(profile):
+        events = track_events(profile, _op_tracks(profile, unit))
+        op_class = device_class[profile.meta[events]]
+        classes = [events[op_class == _COMPUTE], events[op_class == _D2D],
+                   np.concatenate([events[op_class == _H2D], host_h2d]),
+                   np.concatenate([events[op_class == _INFEED], host_input])]
+    else:
+        tracks = profile.tracks.index[(profile.tracks["section"] == unit)
+                                      & (profile.tracks["kind"] == "slices")].to_numpy()
+        compute, _ = stat_hits(profile, track_events(profile, tracks), "hlo_op")
+        classes = [compute, np.empty(0, np.int64), host_h2d, host_input]
+    parts = []
+    a = b = np.empty(0, np.int64)
+    for events in classes:  # union so far, from already merged intervals (few) and this class
+        start, end = profile.start_ps[events], profile.start_ps[events] + profile.duration_ps[events]
+        merged = _merge(np.concatenate([a, start]), np.concatenate([b, end]))
+        a, b = merged[0], merged[1]
+        parts.append(merged)
+    return parts
+
+
+def _host_of(profile: Profile, section: str) -> str:
+    s = profile.sections
+    return str(s["host"][s["name"] == section].iat[0])
+
+
+def _op_tracks(profile: Profile, section: str) -> np.ndarray:
+    t = profile.tracks
+    keep = (t["section"] == section) & (t["kind"] == "slices") & ~t["name"].isin(NON_OP_LINES)
+    return t.index[keep].to_numpy(np.int64)
+
+
+def _device_classes(profile: Profile) -> np.ndarray:
+    """Per metadata row, what a device op does, from its hlo_category and short name."""
+    md = profile.metadata
+    out = np.full(len(md), _COMPUTE, np.int8)
+    device_ids = profile.sections.index[profile.sections["kind"] == "device"].to_numpy()
+    names = profile.display_names
+    stats = md["stats"].tolist()
+    for row in np.flatnonzero(np.isin(md["section_id"].to_numpy(), device_ids)).tolist():
+        category = str(stats[row].get("hlo_category", ""))
+        name = names[row]
+        for code, text in ((_INFEED, _INFEED_TEXT), (_H2D, _H2D_TEXT), (_D2D, _D2D_TEXT),
+                           (_DEVICE_OTHER, _DEVICE_OTHER_TEXT)):
+            if text.search(category) or text.search(name):
+                out[row] = code
+                break
+    return out
+
+
+def _fold_units(per_unit: pd.DataFrame) -> pd.DataFrame:
+    """One row per step: the slowest unit's breakdown (units tied for slowest averaged)."""
+    longest = per_unit.groupby("step")["duration_ps"].transform("max")
+    slowest = per_unit[per_unit["duration_ps"] == longest]
+    parts = list(STEP_PARTS)
+    agg = slowest.groupby("step", sort=True).agg(
+        name=("name", "first"), device=("device", "first"),
+        duration_ps=("duration_ps", "first"), **{c: (c, "mean") for c in parts})
+    agg["start_ps"] = per_unit.groupby("step", sort=True)["start_ps"].min()
+    out = agg.reset_index()
+    out["start_us"] = out["start_ps"] / PS_PER_US
+    out["duration_us"] = out["duration_ps"] / PS_PER_US
+    for column in parts:
+        out[column] = out[column] / PS_PER_US
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (out["input_us"] + out["host_to_device_us"]) / out["duration_us"]
+    out["input_share"] = share.where(out["duration_us"] > 0, 0.0)
+    return out[STEP_COLUMNS]
+
+
+# ---- intervals ---------------------------------------------------------------------------------
+def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals: sorted disjoint starts, ends, and the length before
+    each (for `_measure`)."""
+    if not start.shape[0]:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    new = np.ones(start.shape[0], bool)
+    new[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    a = start[first]
+    b = np.maximum.reduceat(end, first)
+    before = np.concatenate([[0], np.cumsum(b - a)[:-1]]).astype(np.int64)
+    return a, b, before
+
+
+def _measure(a: np.ndarray, b: np.ndarray, before: np.ndarray, start: np.ndarray,
+             end: np.ndarray) -> np.ndarray:
+    """Length of the union (a, b) inside each [start, end)."""
+    return _covered(a, b, before, end) - _covered(a, b, before, start)
+
+
+def _covered(a: np.ndarray, b: np.ndarray, before: np.ndarray, t: np.ndarray) -> np.ndarray:
+    if not a.shape[0]:
+        return np.zeros(t.shape[0], np.int64)
+    k = np.searchsorted(a, t, side="right") - 1
+    inside = np.clip(np.minimum(t, b[np.maximum(k, 0)]) - a[np.maximum(k, 0)], 0, None)
+    return np.where(k >= 0, before[np.maximum(k, 0)] + inside, 0)

@@ -1,0 +1,250 @@
+"""Where a profile's training steps are, from the markers frameworks write.
+
+Looked for in this order; the first kind found is used:
+
+1. a `Steps` line on device planes (TPU runtimes write one): one event per step and device,
+   named by its step number, with a `group_id` stat;
+2. host step roots: events with stat `_r` = 1, as `jax.profiler.StepTraceAnnotation("train",
+   step_num=i)` and `tf.profiler.experimental.Trace(..., _r=1)` write (step number from
+   `step_num`, else `iter_num`, else a number ending the name, else the order);
+3. TensorFlow step groups: events with a `group_id` stat; a step spans its group's events.
+
+The result keeps one row per step and device (or host), so multi-chip and multi-host profiles
+keep every chip's own step time; `Steps.table` folds them the way XProf does: a step lasts as
+long as its slowest chip.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import Profile
+
+STEPS_LINE = "Steps"
+SPARSE_CORE = "SparseCore"
+LOOKED_FOR = (
+    "a `Steps` line on a device plane (TPU runtimes write one)",
+    ("host step roots: events with stat `_r`=1, as jax.profiler.StepTraceAnnotation and "
+     "tf.profiler.experimental.Trace(..., _r=1) write"),
+    "TensorFlow step groups: events with a `group_id` stat",
+)
+SOURCES = ("device Steps line", "host step roots", "TensorFlow group_id")
+HOW_TO_MARK = (
+    "Mark each training step when you profile, e.g. in JAX:\n"
+    "    for i, batch in enumerate(batches):\n"
+    "        with jax.profiler.StepTraceAnnotation(\"train\", step_num=i):\n"
+    "            state = train_step(state, batch)\n"
+    "(TensorFlow: tf.profiler.experimental.Trace(\"train\", step_num=i, _r=1).)")
+MARKER_COLUMNS = ["step", "name", "section", "host", "track", "start_ps", "end_ps"]
+_CHUNK = 1 << 20  # events per stat scan, so no n-sized object array is ever made
+_TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
+_STEM = re.compile(r"[\s_\-.:#]*\d+\s*$")
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Step markers: `markers` has one row per step and device or host (see MARKER_COLUMNS).
+
+    `source` names the kind of marker used (one of SOURCES), or is "" when none was found;
+    `looked_for` lists, in words, every kind of marker that was tried.
+    """
+
+    markers: pd.DataFrame
+    source: str = ""
+    looked_for: tuple[str, ...] = LOOKED_FOR
+    step_tracks: tuple[int, ...] = field(default=())
+
+    @property
+    def found(self) -> bool:
+        return len(self.markers) > 0
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """One row per step: its name, start and the duration of its slowest device."""
+        m = self.markers.assign(duration_ps=self.markers["end_ps"] - self.markers["start_ps"])
+        if not len(m):
+            return pd.DataFrame({"step": pd.Series(dtype=np.int64), "name": pd.Series(dtype=str),
+                                 "start_ps": pd.Series(dtype=np.int64),
+                                 "duration_ps": pd.Series(dtype=np.int64),
+                                 "section": pd.Series(dtype=str)})
+        slowest = m.loc[m.groupby("step", sort=True)["duration_ps"].idxmax()]
+        out = slowest[["step", "name", "duration_ps", "section"]].reset_index(drop=True)
+        out.insert(2, "start_ps", m.groupby("step", sort=True)["start_ps"].min().to_numpy())
+        return out
+
+
+def find_steps(profile: Profile) -> Steps:
+    """The steps of `profile` from the first kind of marker it has (see the module doc)."""
+    roots = _host_roots(profile)
+    root_tracks = tuple(sorted(set(roots["track"].tolist())))
+    for source, found in ((SOURCES[0], lambda: _device_steps(profile)),
+                          (SOURCES[1], lambda: roots),
+                          (SOURCES[2], lambda: _group_steps(profile))):
+        markers = found()
+        if len(markers):
+            return Steps(_sorted(markers), source, LOOKED_FOR, root_tracks)
+    return Steps(_empty_markers(), "", LOOKED_FOR, ())
+
+
+def stat_hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The events among `events` that carry stat `name`, and its values (an object array).
+
+    Scans in chunks so that only the hits are ever held as Python objects.
+    """
+    events = np.asarray(events, np.int64)
+    hits, values = [], []
+    for lo in range(0, events.shape[0], _CHUNK):
+        chunk = events[lo:lo + _CHUNK]
+        column = profile.stat_column(chunk, name)
+        present = np.flatnonzero(column != None)
+        hits.append(chunk[present])
+        values.append(column[present])
+    if not hits:
+        return np.empty(0, np.int64), np.empty(0, object)
+    return np.concatenate(hits), np.concatenate(values)
+
+
+def track_events(profile: Profile, tracks: np.ndarray | list[int]) -> np.ndarray:
+    """Global indices of every event on the given tracks, in track order."""
+    tracks = np.asarray(tracks, np.int64)
+    if not tracks.shape[0]:
+        return np.empty(0, np.int64)
+    first = profile.tracks["first_event"].to_numpy(np.int64)[tracks]
+    end = profile.tracks["end_event"].to_numpy(np.int64)[tracks]
+    return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(first, end, strict=True)])
+
+
+def host_tracks(profile: Profile) -> np.ndarray:
+    """Tracks of host planes that hold slices (threads), as track ids."""
+    t = profile.tracks
+    return t.index[(t["section_kind"] == "host") & (t["kind"] == "slices")].to_numpy(np.int64)
+
+
+def device_sections(profile: Profile) -> list[str]:
+    """Device planes that run a step (TensorCores, GPUs); SparseCores are helpers, as in XProf."""
+    s = profile.sections
+    return [n for n in s["name"][s["kind"] == "device"] if SPARSE_CORE not in n]
+
+
+def _device_steps(profile: Profile) -> pd.DataFrame:
+    t = profile.tracks
+    lines = t.index[(t["name"] == STEPS_LINE) & t["section"].isin(device_sections(profile))]
+    events = track_events(profile, lines.to_numpy())
+    if not events.shape[0]:
+        return _empty_markers()
+    names = profile.display_names[profile.meta[events]].astype(str)
+    groups = _int_or(profile.stat_column(events, "group_id"), -1)
+    numeric = np.array([n.strip().isdigit() for n in names.tolist()], bool)
+    order = np.arange(events.shape[0])
+    step = np.where(groups >= 0, groups,
+                    np.where(numeric, [int(n) if ok else 0 for n, ok in
+                                       zip(names.tolist(), numeric.tolist(), strict=True)], order))
+    return _markers(profile, events, step, names)
+
+
+def _host_roots(profile: Profile) -> pd.DataFrame:
+    events = track_events(profile, host_tracks(profile))
+    if not events.shape[0]:
+        return _empty_markers()
+    # Python-tracer frames ($file:line function) never carry `_r`: skip them unread.
+    python_frames = np.array([n.startswith("$") for n in profile.display_names.tolist()], bool)
+    events = events[~python_frames[profile.meta[events]]]
+    hits, values = stat_hits(profile, events, "_r")
+    roots = hits[_int_or(values, 0) == 1]
+    if not roots.shape[0]:
+        return _empty_markers()
+    names = profile.display_names[profile.meta[roots]].astype(str)
+    stems = np.array([_STEM.sub("", n) or n for n in names.tolist()], dtype=object)
+    roots, names = _dominant_stem(profile, roots, names, stems)
+    step = _int_or(profile.stat_column(roots, "step_num"), -1)
+    missing = step < 0
+    if missing.any():
+        iters = _int_or(profile.stat_column(roots[missing], "iter_num"), -1)
+        trailing = np.array([int(m.group(1)) if (m := _TRAILING_NUMBER.search(n)) else -1
+                             for n in names[missing].tolist()], np.int64)
+        step[missing] = np.where(iters >= 0, iters, trailing)
+    if (step < 0).any():  # no number anywhere: number the steps by time, per host
+        step = _ordinal_by_host(profile, roots)
+    return _markers(profile, roots, step, names)
+
+
+def _dominant_stem(profile: Profile, roots: np.ndarray, names: np.ndarray,
+                   stems: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Keeps the kind of root (`train` vs `eval`, ...) that occurs most, then the longest."""
+    if len(set(stems.tolist())) == 1:
+        return roots, names
+    frame = pd.DataFrame({"stem": stems, "ps": profile.duration_ps[roots]})
+    ranked = frame.groupby("stem").agg(n=("ps", "size"), ps=("ps", "sum"))
+    best = ranked.sort_values(["n", "ps"], ascending=False).index[0]
+    keep = stems == best
+    return roots[keep], names[keep]
+
+
+def _group_steps(profile: Profile) -> pd.DataFrame:
+    t = profile.tracks
+    steppers = (t["section_kind"] == "host") | t["section"].isin(device_sections(profile))
+    tracks = t.index[(t["kind"] == "slices") & steppers]
+    hits, values = stat_hits(profile, track_events(profile, tracks.to_numpy()), "group_id")
+    if not hits.shape[0]:
+        return _empty_markers()
+    group = _int_or(values, -1)
+    keep = group >= 0
+    hits, group = hits[keep], group[keep]
+    tracks = profile.track_of(hits)
+    frame = pd.DataFrame({"step": group, "host": t["host"].to_numpy()[tracks],
+                          "section": t["section"].to_numpy()[tracks],
+                          "on_host": (t["section_kind"].to_numpy()[tracks] == "host"),
+                          "start_ps": profile.start_ps[hits],
+                          "end_ps": profile.start_ps[hits] + profile.duration_ps[hits]})
+    # A step is everything of its group on one host; it is filed under the host plane.
+    frame = frame.sort_values("on_host", ascending=False, kind="stable")
+    spans = frame.groupby(["step", "host"], sort=True).agg(
+        section=("section", "first"), start_ps=("start_ps", "min"),
+        end_ps=("end_ps", "max")).reset_index()
+    spans["name"] = spans["step"].astype(str)
+    spans["track"] = -1
+    return spans[MARKER_COLUMNS]
+
+
+def _markers(profile: Profile, events: np.ndarray, step: np.ndarray,
+             names: np.ndarray) -> pd.DataFrame:
+    tracks = profile.track_of(events)
+    return pd.DataFrame({
+        "step": np.asarray(step, np.int64),
+        "name": names.astype(object),
+        "section": profile.tracks["section"].to_numpy()[tracks],
+        "host": profile.tracks["host"].to_numpy()[tracks],
+        "track": tracks.astype(np.int64),
+        "start_ps": profile.start_ps[events],
+        "end_ps": profile.start_ps[events] + profile.duration_ps[events],
+    })
+
+
+def _ordinal_by_host(profile: Profile, events: np.ndarray) -> np.ndarray:
+    host = profile.tracks["host"].to_numpy()[profile.track_of(events)]
+    frame = pd.DataFrame({"host": host, "start": profile.start_ps[events]})
+    return frame.groupby("host")["start"].rank(method="first").to_numpy(np.int64) - 1
+
+
+def _sorted(markers: pd.DataFrame) -> pd.DataFrame:
+    return markers.sort_values(["step", "section", "start_ps"], kind="stable").reset_index(drop=True)
+
+
+def _empty_markers() -> pd.DataFrame:
+    return pd.DataFrame({
+        "step": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object),
+        "section": pd.Series(dtype=object), "host": pd.Series(dtype=object),
+        "track": pd.Series(dtype=np.int64), "start_ps": pd.Series(dtype=np.int64),
+        "end_ps": pd.Series(dtype=np.int64)})
+
+
+def _int_or(values: np.ndarray, default: int) -> np.ndarray:
+    """Integer stats (numbers or digit strings) as int64, `default` where absent or not one."""
+    numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(np.float64)
+    whole = np.isfinite(numbers) & (numbers == np.round(numbers))
+    return np.where(whole, numbers, default).astype(np.int64)

@@ -1,0 +1,268 @@
+"""`InputPipeline`: XProf's input pipeline analyzer in a notebook cell.
+
+The analysis runs when the widget is made (so bad input fails in the cell); the view asks for
+one report after it renders: the summary, the step-time statistics, three Bokeh charts (time
+per step by part, input share per step, host input time by category) and the input-op table.
+
+    ip = xw.InputPipeline("/logs/run")
+    ip.verdict, ip.input_share        # "HIGHLY", 0.42
+    ip.to_dataframe()                 # one row per step: compute_us, input_us, ...
+    ip.input_ops()                    # the host input-op table
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..analysis.input_pipeline import (
+    DEFAULT_INPUT_PATTERN,
+    HIGHLY_PCT,
+    HOST_CATEGORIES,
+    MODERATELY_PCT,
+    OP_COLUMNS,
+    InputPipelineAnalysis,
+    analyze_input_pipeline,
+)
+from ..analysis.steps import HOW_TO_MARK
+from ..profile.model import Profile
+from ..profile.open import open_profile
+from . import _bokeh
+from ._base import RequestWidget, handler
+
+PARTS = [  # (column, legend, color): the step-time graph, bottom to top
+    ("compute_us", "Compute", "#4e79a7"),
+    ("input_us", "Waiting for input", "#e15759"),
+    ("host_to_device_us", "Host to device", "#f28e2b"),
+    ("device_to_device_us", "Device to device & collectives", "#76b7b2"),
+    ("other_us", "Other (idle, dispatch, Python)", "#bab0ac"),
+]
+CATEGORY_COLORS = dict(zip(HOST_CATEGORIES, ["#f28e2b", "#e15759", "#ff9d9a", "#59a14f",
+                                             "#bab0ac"], strict=True))
+OP_TITLES = ["Input Op", "Count", "Total Time (ms)", "Total Time %", "Total Self Time (ms)",
+             "Total Self Time %", "Category"]
+
+
+class InputPipeline(RequestWidget):
+    """Is the program waiting for input, and what does the input cost on the host?
+
+    Args:
+        path_or_profile: a logdir, run directory, `.xplane.pb` file, fsspec URL, or a `Profile`
+            from `xprof_widgets.open_profile`.
+        input_pattern: regular expression (searched in event names) for user annotations that
+            are input work; the default takes names starting with a word such as `input`,
+            `data`, `batch`, `load`, `read`, `prefetch` or `preprocess`. tf.data, grain and
+            host-to-device copies are recognised whatever the pattern.
+        run, host: which run and host(s) to open (default: the newest run, every host).
+    """
+
+    _bundle = "input_pipeline.js"
+    title = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, path_or_profile: str | os.PathLike | Profile,
+                 input_pattern: str = DEFAULT_INPUT_PATTERN, *, run: str | None = None,
+                 host: str | list[str] | None = None, **kwargs: Any):
+        profile = open_profile(path_or_profile, run=run, host=host)
+        analysis = analyze_input_pipeline(profile, input_pattern)
+        super().__init__(title=_title(profile), **kwargs)
+        self.profile = profile
+        self.analysis = analysis
+
+    # ---- pandas face --------------------------------------------------------------------------
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per step: step, name, start_us, duration_us, compute_us, input_us,
+        host_to_device_us, device_to_device_us, other_us, input_share, device."""
+        return self.analysis.steps.copy()
+
+    def input_ops(self) -> pd.DataFrame:
+        """Host input operations: input_op, count, total/self time (ms and % of all input-op
+        self time), category; largest self time first."""
+        return self.analysis.input_ops.copy()
+
+    def host_breakdown(self) -> pd.Series:
+        """Self time (ms) of host input operations per category."""
+        return self.analysis.host_breakdown.copy()
+
+    def step_time_stats(self) -> pd.Series:
+        return self.analysis.step_time_stats()
+
+    @property
+    def verdict(self) -> str | None:
+        """HIGHLY, MODERATELY or NOT (input-bound); None without steps."""
+        return self.analysis.verdict
+
+    @property
+    def input_share(self) -> float:
+        """Share of step time spent waiting for input (0..1); NaN without steps."""
+        return self.analysis.input_share
+
+    def recommendation(self) -> str:
+        return self.analysis.recommendation()
+
+    # ---- the view's request -------------------------------------------------------------------
+    @handler("report")
+    def _report(self) -> dict:
+        return report(self.analysis)
+
+    def __repr__(self) -> str:
+        a = self.analysis
+        if a.verdict is None:
+            return f"<InputPipeline {self.profile.source!r}: no steps, {len(a.input_ops)} input ops>"
+        return (f"<InputPipeline {self.profile.source!r} steps={len(a.steps)} "
+                f"input={a.input_share:.1%} ({a.verdict} input-bound)>")
+
+
+def _title(profile: Profile) -> str:
+    run = f" (run {profile.run})" if profile.run else ""
+    return f"{profile.source}{run}"
+
+
+def report(analysis: InputPipelineAnalysis) -> dict:
+    """Everything the view draws, JSON-able: summary, stats, charts, host breakdown, op table."""
+    steps = analysis.steps
+    markers = analysis.step_markers
+    has_steps = len(steps) > 0
+    stats = analysis.step_time_stats().to_dict() if has_steps else None
+    share = analysis.input_share
+    largest = analysis.largest_host_cost()
+    breakdown = analysis.host_breakdown
+    total_host = float(breakdown.sum())
+    return _clean({
+        "summary": {
+            "verdict": analysis.verdict,
+            "input_share_pct": 100 * share if has_steps else None,
+            "thresholds_pct": [MODERATELY_PCT, HIGHLY_PCT],
+            "recommendation": analysis.recommendation(),
+            "steps": len(steps),
+            "step_source": markers.source,
+            "largest_host_cost": largest[0] if largest else None,
+        },
+        "no_steps": None if has_steps else {
+            "looked_for": list(markers.looked_for), "how_to_mark": HOW_TO_MARK},
+        "stats": stats,
+        "charts": {
+            "steps": _bokeh.json_item(step_time_figure(steps)) if has_steps else None,
+            "share": _bokeh.json_item(input_share_figure(steps)) if has_steps else None,
+            "host": _bokeh.json_item(host_figure(breakdown)) if total_host > 0 else None,
+        },
+        "host_breakdown": [{"category": c, "ms": float(breakdown[c]), "color": CATEGORY_COLORS[c],
+                            "pct": 100 * float(breakdown[c]) / total_host if total_host else 0.0}
+                           for c in HOST_CATEGORIES],
+        "ops": {"titles": OP_TITLES, "columns": OP_COLUMNS,
+                "rows": analysis.input_ops[OP_COLUMNS].to_numpy(object).tolist()},
+    })
+
+
+def _clean(value: Any) -> Any:
+    """JSON-able copy: NaN becomes None, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+# ---- charts -----------------------------------------------------------------------------------
+def _step_source(steps: pd.DataFrame) -> Any:
+    from bokeh.models import ColumnDataSource
+
+    data: dict[str, Any] = {
+        "x": steps["step"].to_numpy(np.int64),
+        "name": [f"{n} {s}" for n, s in zip(steps["name"], steps["step"], strict=True)],
+        "total": steps["duration_us"].to_numpy(np.float64) / 1000,
+        "share": 100 * steps["input_share"].to_numpy(np.float64),
+        "device": steps["device"].astype(str).tolist(),
+    }
+    for column, _, _ in PARTS:
+        data[column] = steps[column].to_numpy(np.float64) / 1000
+    return ColumnDataSource(data)
+
+
+def step_time_figure(steps: pd.DataFrame) -> Any:
+    """Stacked bars: each step's time split into compute, waiting for input, host-to-device,
+    device-to-device and collectives, and other."""
+    from bokeh.models import HoverTool
+    from bokeh.plotting import figure
+
+    source = _step_source(steps)
+    fig = figure(title="Step time", height=300, sizing_mode="stretch_width",
+                 x_axis_label="step", y_axis_label="ms", toolbar_location="above",
+                 tools="xpan,xwheel_zoom,box_zoom,reset,save")
+    columns = [c for c, _, _ in PARTS]
+    bars = fig.vbar_stack(columns, x="x", width=0.8, source=source,
+                          color=[color for _, _, color in PARTS],
+                          legend_label=[label for _, label, _ in PARTS], line_color=None)
+    fig.add_tools(HoverTool(renderers=bars, tooltips=[
+        ("step", "@name"), ("step time", "@total{0.000} ms"), ("compute", "@compute_us{0.000} ms"),
+        ("waiting for input", "@input_us{0.000} ms"),
+        ("host to device", "@host_to_device_us{0.000} ms"),
+        ("device to device", "@device_to_device_us{0.000} ms"),
+        ("other", "@other_us{0.000} ms"), ("input share", "@share{0.0}%"),
+        ("device", "@device")]))
+    fig.y_range.start = 0
+    fig.xgrid.grid_line_color = None
+    legend = fig.legend[0]
+    legend.orientation = "horizontal"
+    legend.label_text_font_size = "10px"
+    legend.click_policy = "hide"
+    legend.border_line_color = None
+    fig.add_layout(legend, "above")
+    return fig
+
+
+def input_share_figure(steps: pd.DataFrame) -> Any:
+    """Each step's share waiting for input, against XProf's 5% and 20% thresholds."""
+    from bokeh.models import HoverTool, Label, Span
+    from bokeh.plotting import figure
+
+    source = _step_source(steps)
+    top = max(25.0, float(np.nanmax(source.data["share"], initial=0)) * 1.1)
+    fig = figure(title="Share of each step waiting for input", height=220,
+                 sizing_mode="stretch_width", x_axis_label="step", y_axis_label="%",
+                 y_range=(0, min(top, 105)), toolbar_location="above",
+                 tools="xpan,xwheel_zoom,box_zoom,reset,save")
+    bars = fig.vbar(x="x", top="share", width=0.8, source=source, color="#e15759",
+                    line_color=None)
+    for pct, label in ((MODERATELY_PCT, "moderately"), (HIGHLY_PCT, "highly")):
+        fig.add_layout(Span(location=pct, dimension="width", line_dash="dashed",
+                            line_color="#666", line_width=1))
+        fig.add_layout(Label(x=0, y=pct, x_units="screen", text=f" {label} input-bound {pct:g}%",
+                             text_font_size="9px", text_color="#555", text_baseline="bottom",
+                             background_fill_color="white", background_fill_alpha=0.7))
+    fig.add_tools(HoverTool(renderers=[bars], tooltips=[
+        ("step", "@name"), ("waiting for input", "@share{0.0}%"),
+        ("step time", "@total{0.000} ms")]))
+    fig.xgrid.grid_line_color = None
+    return fig
+
+
+def host_figure(breakdown: pd.Series) -> Any:
+    """Horizontal bars: host input-op self time per category."""
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.plotting import figure
+
+    categories = list(HOST_CATEGORIES)
+    total = float(breakdown.sum())
+    source = ColumnDataSource({
+        "category": categories, "ms": [float(breakdown[c]) for c in categories],
+        "pct": [100 * float(breakdown[c]) / total for c in categories],
+        "color": [CATEGORY_COLORS[c] for c in categories]})
+    fig = figure(title="Host input time by category (self time)", height=200,
+                 sizing_mode="stretch_width", y_range=list(reversed(categories)),
+                 x_axis_label="ms", toolbar_location=None, tools="")
+    bars = fig.hbar(y="category", right="ms", height=0.7, color="color", source=source,
+                    line_color=None)
+    fig.add_tools(HoverTool(renderers=[bars], tooltips=[
+        ("category", "@category"), ("self time", "@ms{0.000} ms (@pct{0.0}%)")]))
+    fig.x_range.start = 0
+    fig.ygrid.grid_line_color = None
+    return fig
