@@ -1,10 +1,11 @@
-"""Regenerates the XProf memory-viewer reference values the memory tests compare against.
+r"""Regenerates the XProf memory-viewer reference values the memory tests compare against.
 
 XProf's memory viewer (pip `xprof`, 2.24.2 when recorded) runs in its own virtual environment,
 never in the project's. The steps:
 
     python -m venv /tmp/xprofvenv && /tmp/xprofvenv/bin/pip install xprof==2.24.2
-    .venv/bin/python tests/bench/xprof_memory_reference.py record --xprof-python /tmp/xprofvenv/bin/python
+    .venv/bin/python tests/bench/xprof_memory_reference.py record \
+        --xprof-python /tmp/xprofvenv/bin/python
 
 `record` (run with the project's .venv, which has JAX) writes into tests/data/expected/:
 - memory_jax_cpu_mlp.hlo.xplane.pb: the `/host:metadata` plane (HLO protos only) of a JAX CPU

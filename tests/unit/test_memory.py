@@ -57,6 +57,8 @@ def test_matches_xprof(proto, module, space, xprof):
     summary = analysis.summary
     assert summary["peak_mib"] == pytest.approx(xprof["peak_heap_mib"], rel=1e-3)
     assert summary["peak_bytes"] == round(xprof["peak_heap_mib"] * MIB)
+    baseline = summary["parameters_bytes"] + summary["outputs_bytes"] + summary["constants_bytes"]
+    assert baseline == round(xprof["indefinite_buffer_allocation_mib"] * MIB)
 
     timeline = analysis.timeline()
     heap = xprof["heap_sizes_mib"]

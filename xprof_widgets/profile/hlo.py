@@ -105,7 +105,7 @@ def shape_to_string(shape: Any, layout: bool = True) -> str:
 
 
 def subshape(shape: Any, index: Sequence[int]) -> Any:
-    """The shape at a tuple shape index (`{1,0}` = element 0 of element 1); ProfileError if absent."""
+    """The shape at a tuple shape index (`{1,0}`: element 0 of element 1); ProfileError if none."""
     for i in index:
         if shape.element_type != TUPLE or not 0 <= i < len(shape.tuple_shapes):
             raise ProfileError(f"shape index {{{','.join(map(str, index))}}} does not exist in "
