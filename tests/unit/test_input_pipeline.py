@@ -257,3 +257,24 @@ def test_interval_union_measure_matches_counting(spans, windows):
         covered[a:b] = True
     expected = [covered[a:b].sum() for a, b in zip(w_start, w_end, strict=True)]
     assert got.tolist() == expected
+
+
+def test_host_steps_on_several_gpus_average_the_chips(tmp_path):
+    """JAX on GPUs: steps from the host; each chip is measured over the host's step."""
+    python, gpu0, gpu1 = [], [], []
+    for k in range(STEPS):
+        t = 200 * k
+        python += [ev("train", t, 100, _r=1, step_num=k), ev("load_batch", t, 10)]
+        gpu0 += [ev("sgemm", t + 10, 50), ev("ncclAllReduce", t + 60, 10)]
+        gpu1 += [ev("sgemm", t + 10, 30), ev("MemcpyH2D", t + 45, 5)]
+    result = analyze_input_pipeline(open_space(tmp_path, [
+        {"name": "/device:GPU:0", "lines": [{"name": "Stream #1", "events": gpu0}]},
+        {"name": "/device:GPU:1", "lines": [{"name": "Stream #1", "events": gpu1}]},
+        {"name": "/host:CPU", "lines": [{"name": "python", "events": python}]}]))
+    row = result.steps.iloc[0]
+    assert row["duration_us"] == pytest.approx(100)
+    assert row["compute_us"] == pytest.approx((50 + 30) / 2)
+    assert row["device_to_device_us"] == pytest.approx(10 / 2)
+    assert row["host_to_device_us"] == pytest.approx(5 / 2)
+    assert row["input_us"] == pytest.approx(10)
+    assert row["other_us"] == pytest.approx(100 - 40 - 5 - 2.5 - 10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from xspace_builder import build_xspace
@@ -82,8 +84,9 @@ def test_the_most_frequent_kind_of_root_is_the_step(tmp_path):
     assert len(steps.table) == 5
 
 
-def test_events_without_root_stat_are_not_steps(tmp_path):
+def test_events_marked_as_no_root_are_not_steps(tmp_path):
     events = [("train", 100 * k * US, 50 * US, {"step_num": k, "_r": 0}) for k in range(3)]
+    events += [("load_batch", (100 * k + 60) * US, 5 * US, {}) for k in range(3)]
     steps = find_steps(open_space(tmp_path, [{"name": "/host:CPU", "lines": [
         {"name": "python", "events": events}]}]))
     assert not steps.found
@@ -131,3 +134,30 @@ def test_step_numbers_of_any_stat_type(tmp_path, value):
     steps = find_steps(open_space(tmp_path, [{"name": "/host:CPU", "lines": [
         {"name": "python", "events": [("train", 0, US, {"_r": 1, "step_num": value})]}]}]))
     assert steps.table["step"].tolist() == [7]
+
+
+def write_chrome(tmp_path, events) -> xw.Profile:
+    path = tmp_path / "host0.trace.json"
+    path.write_text(json.dumps({"displayTimeUnit": "ns", "traceEvents": [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+        *({"ph": "X", "pid": 1, "tid": 7, **e} for e in events)]}))
+    return xw.open_profile(path)
+
+
+def test_chrome_traces_without_root_stats(tmp_path):
+    # JAX's trace.json.gz keeps step_num (as text) but drops `_r`.
+    jax_steps = [{"name": "train", "ts": 100 * k, "dur": 80, "args": {"step_num": str(k + 2)}}
+                 for k in range(3)]
+    jax_steps += [{"name": "load_batch", "ts": 100 * k + 1, "dur": 10} for k in range(3)]
+    steps = find_steps(write_chrome(tmp_path, jax_steps))
+    assert steps.source == SOURCES[1]
+    assert steps.table["step"].tolist() == [2, 3, 4]
+    assert (steps.table["duration_ps"] == 80 * US).all()
+
+
+def test_pytorch_profiler_steps(tmp_path):
+    torch_steps = [{"name": f"ProfilerStep#{k}", "ts": 100 * k, "dur": 90} for k in (7, 8)]
+    torch_steps += [{"name": "aten::mm", "ts": 100 * k + 5, "dur": 20} for k in (7, 8)]
+    steps = find_steps(write_chrome(tmp_path, torch_steps))
+    assert steps.table["step"].tolist() == [7, 8]
+    assert steps.table["name"].tolist() == ["ProfilerStep#7", "ProfilerStep#8"]

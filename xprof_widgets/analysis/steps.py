@@ -6,7 +6,8 @@ Looked for in this order; the first kind found is used:
    named by its step number, with a `group_id` stat;
 2. host step roots: events with stat `_r` = 1, as `jax.profiler.StepTraceAnnotation("train",
    step_num=i)` and `tf.profiler.experimental.Trace(..., _r=1)` write (step number from
-   `step_num`, else `iter_num`, else a number ending the name, else the order);
+   `step_num`, else `iter_num`, else a number ending the name, else the order); Chrome traces
+   drop `_r`, so there events with a `step_num` stat, or PyTorch's `ProfilerStep#N`, count;
 3. TensorFlow step groups: events with a `group_id` stat; a step spans its group's events.
 
 The result keeps one row per step and device (or host), so multi-chip and multi-host profiles
@@ -30,7 +31,8 @@ SPARSE_CORE = "SparseCore"
 LOOKED_FOR = (
     "a `Steps` line on a device plane (TPU runtimes write one)",
     ("host step roots: events with stat `_r`=1, as jax.profiler.StepTraceAnnotation and "
-     "tf.profiler.experimental.Trace(..., _r=1) write"),
+     "tf.profiler.experimental.Trace(..., _r=1) write (in Chrome traces, which drop `_r`: "
+     "events with a `step_num` stat, or PyTorch's `ProfilerStep#N`)"),
     "TensorFlow step groups: events with a `group_id` stat",
 )
 SOURCES = ("device Steps line", "host step roots", "TensorFlow group_id")
@@ -42,6 +44,7 @@ HOW_TO_MARK = (
     "(TensorFlow: tf.profiler.experimental.Trace(\"train\", step_num=i, _r=1).)")
 MARKER_COLUMNS = ["step", "name", "section", "host", "track", "start_ps", "end_ps"]
 _CHUNK = 1 << 20  # events per stat scan, so no n-sized object array is ever made
+_PYTORCH_STEP = r"^ProfilerStep#\d+$"
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _STEM = re.compile(r"[\s_\-.:#]*\d+\s*$")
 
@@ -156,6 +159,12 @@ def _host_roots(profile: Profile) -> pd.DataFrame:
     events = events[~python_frames[profile.meta[events]]]
     hits, values = stat_hits(profile, events, "_r")
     roots = hits[_int_or(values, 0) == 1]
+    if not roots.shape[0]:  # Chrome traces drop `_r`; JAX's keep `step_num`
+        numbered, _ = stat_hits(profile, events, "step_num")
+        roots = numbered[~np.isin(numbered, hits)]  # an explicit `_r`=0 is not a root
+    if not roots.shape[0]:
+        is_step = profile.name_mask(_PYTORCH_STEP)
+        roots = events[is_step[profile.meta[events]]]
     if not roots.shape[0]:
         return _empty_markers()
     names = profile.display_names[profile.meta[roots]].astype(str)
