@@ -1,8 +1,10 @@
 """Search over every event of a profile by name, hits in time order.
 
-Names are matched once per metadata row (thousands), not per event (millions): a lookup table
-over `Profile.meta` then selects the events. A track's hits are already in time order, so time
-order over the whole trace is a k-way merge of per-track runs, stopped after `limit` hits.
+Names are matched once per metadata row (thousands), not per event (millions); a compiled pass
+over `Profile.meta` then counts the matching events and lists the first `limit` in time order:
+a track's events are already in time order, so that is a k-way merge of per-track cursors.
+No array of all hits is ever built (at 5e7 events a common name has tens of millions);
+`next_after`/`previous_before` walk from a time with the same cursors.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ class SearchResult:
     track: np.ndarray
     n_hits: int
     truncated: bool
-    _all: np.ndarray  # every hit, by event index (so each track's hits are in time order)
-    _runs: np.ndarray  # (start, end) in _all of each track's hits
+    rows: np.ndarray  # which metadata rows match
+    _bounds: np.ndarray  # (first, end) event of every track, by first event
 
     def frame(self) -> pd.DataFrame:
         """The listed hits as `Profile.events_frame` rows."""
@@ -59,14 +61,14 @@ class SearchResult:
 
     def next_after(self, t_us: float) -> int | None:
         """The first hit starting after t_us (event index), or None."""
-        event = _next_hit(self._all, self._runs, self.profile.start_ps,
-                          round(t_us * PS_PER_US), True)
+        event = _step(self.profile.meta, self.profile.start_ps, self.rows, self._bounds,
+                      round(t_us * PS_PER_US), True)
         return None if event < 0 else int(event)
 
     def previous_before(self, t_us: float) -> int | None:
         """The last hit starting before t_us (event index), or None."""
-        event = _next_hit(self._all, self._runs, self.profile.start_ps,
-                          round(t_us * PS_PER_US), False)
+        event = _step(self.profile.meta, self.profile.start_ps, self.rows, self._bounds,
+                      round(t_us * PS_PER_US), False)
         return None if event < 0 else int(event)
 
 
@@ -74,91 +76,113 @@ def search(profile: Profile, pattern: str, regex: bool = False, case: bool = Fal
            limit: int = MAX_HITS) -> SearchResult:
     """Every event whose full or display name matches `pattern`, in time order."""
     rows = name_rows(profile, pattern, regex, case)
-    hits = np.flatnonzero(rows[profile.meta]) if rows.any() else np.empty(0, np.int64)
     bounds = profile.tracks[["first_event", "end_event"]].to_numpy(np.int64)
-    bounds = bounds[np.argsort(bounds[:, 0])]
-    runs = np.searchsorted(hits, bounds)
-    if int((runs[:, 1] - runs[:, 0]).sum()) < hits.shape[0]:  # events of no track (skipped)
-        hits = np.concatenate([hits[a:b] for a, b in runs.tolist()] or [hits[:0]])
-        runs = np.searchsorted(hits, bounds)
-    n = min(int(limit), hits.shape[0])
-    ordered = np.empty(n, np.int64)
-    _merge_runs(hits, runs, profile.start_ps, ordered)
+    bounds = np.ascontiguousarray(bounds[np.argsort(bounds[:, 0])])
+    out = np.empty(max(0, int(limit)), np.int64)
+    if rows.any():
+        n_hits, n = _first_hits(profile.meta, profile.start_ps, rows, bounds, out)
+    else:
+        n_hits, n = 0, 0
+    ordered = out[:n].copy()
     return SearchResult(
         profile=profile, pattern=pattern, event=ordered,
         start_us=profile.start_ps[ordered] / PS_PER_US,
-        track=profile.track_of(ordered).astype(np.int64), n_hits=int(hits.shape[0]),
-        truncated=n < hits.shape[0], _all=hits, _runs=runs)
+        track=profile.track_of(ordered).astype(np.int64), n_hits=int(n_hits),
+        truncated=n < n_hits, rows=rows, _bounds=bounds)
 
 
 @_jit
-def _merge_runs(hits, runs, start, out):
-    """The first out.shape[0] hits by (start, event), merging sorted runs with a heap."""
-    n_runs = runs.shape[0]
-    heap = np.empty(n_runs, np.int64)  # run ids, ordered by their next hit
-    pos = runs[:, 0].copy()
+def _first_hits(meta, start, rows, bounds, out):
+    """Counts the hits of every track and writes the first out.shape[0] of them by (start,
+    event) into out. Returns (hits in all, hits written)."""
+    n_tracks = bounds.shape[0]
+    total = 0
+    for t in range(n_tracks):
+        for e in range(bounds[t, 0], bounds[t, 1]):
+            if rows[meta[e]]:
+                total += 1
+    pos = np.empty(n_tracks, np.int64)  # each track's next hit (or its end)
+    heap = np.empty(n_tracks, np.int64)  # tracks with a next hit, earliest on top
     size = 0
-    for r in range(n_runs):
-        if pos[r] < runs[r, 1]:
-            heap[size] = r
+    for t in range(n_tracks):
+        pos[t] = _next_match(meta, rows, bounds[t, 0], bounds[t, 1])
+        if pos[t] < bounds[t, 1]:
+            heap[size] = t
             size += 1
-            _sift_up(heap, size - 1, pos, hits, start)
-    for k in range(out.shape[0]):
-        r = heap[0]
-        out[k] = hits[pos[r]]
-        pos[r] += 1
-        if pos[r] >= runs[r, 1]:
+            _sift_up(heap, size - 1, pos, start)
+    n = 0
+    while n < out.shape[0] and size > 0:
+        t = heap[0]
+        out[n] = pos[t]
+        n += 1
+        pos[t] = _next_match(meta, rows, pos[t] + 1, bounds[t, 1])
+        if pos[t] >= bounds[t, 1]:
             size -= 1
             heap[0] = heap[size]
-        _sift_down(heap, size, pos, hits, start)
+        _sift_down(heap, size, pos, start)
+    return total, n
 
 
 @_jit
-def _before(a, b, pos, hits, start):
-    ea, eb = hits[pos[a]], hits[pos[b]]
+def _next_match(meta, rows, e, end):
+    while e < end and not rows[meta[e]]:
+        e += 1
+    return e
+
+
+@_jit
+def _before(a, b, pos, start):
+    ea, eb = pos[a], pos[b]
     return start[ea] < start[eb] or (start[ea] == start[eb] and ea < eb)
 
 
 @_jit
-def _sift_up(heap, i, pos, hits, start):
+def _sift_up(heap, i, pos, start):
     while i > 0:
         parent = (i - 1) >> 1
-        if not _before(heap[i], heap[parent], pos, hits, start):
+        if not _before(heap[i], heap[parent], pos, start):
             break
         heap[i], heap[parent] = heap[parent], heap[i]
         i = parent
 
 
 @_jit
-def _sift_down(heap, size, pos, hits, start):
+def _sift_down(heap, size, pos, start):
     i = 0
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _before(heap[child + 1], heap[child], pos, hits, start):
+        if child + 1 < size and _before(heap[child + 1], heap[child], pos, start):
             child += 1
-        if not _before(heap[child], heap[i], pos, hits, start):
+        if not _before(heap[child], heap[i], pos, start):
             break
         heap[i], heap[child] = heap[child], heap[i]
         i = child
 
 
 @_jit
-def _next_hit(hits, runs, start, t, after):
-    """The earliest hit starting after t (after=True) or latest starting before t, or -1."""
+def _step(meta, start, rows, bounds, t, after):
+    """The earliest hit starting after t (after=True) or the latest starting before t, or -1.
+    Per track: binary search to t, then walk to the nearest hit."""
     best = -1
-    for r in range(runs.shape[0]):
-        lo, hi = runs[r, 0], runs[r, 1]
-        while lo < hi:  # first hit of the run starting after t (after) / at or after t
+    for k in range(bounds.shape[0]):
+        a, b = bounds[k, 0], bounds[k, 1]
+        lo, hi = a, b
+        while lo < hi:  # first event starting after t (after) / at or after t
             mid = (lo + hi) >> 1
-            if start[hits[mid]] < t or (after and start[hits[mid]] == t):
+            if start[mid] < t or (after and start[mid] == t):
                 lo = mid + 1
             else:
                 hi = mid
         if after:
-            if lo < runs[r, 1] and (best < 0 or start[hits[lo]] < start[best]):
-                best = hits[lo]
-        elif lo > runs[r, 0] and (best < 0 or start[hits[lo - 1]] >= start[best]):
-            best = hits[lo - 1]
+            e = _next_match(meta, rows, lo, b)
+            if e < b and (best < 0 or start[e] < start[best]):
+                best = e
+        else:
+            e = lo - 1
+            while e >= a and not rows[meta[e]]:
+                e -= 1
+            if e >= a and (best < 0 or start[e] >= start[best]):
+                best = e
     return best
