@@ -267,10 +267,18 @@ class Profile:
 
     def hlo_proto(self, module: int | str) -> Any:
         """The `xla.HloProto` of a module, by program id or name, decoded on demand."""
+        pid, name, data, source = self._hlo_entry(module)
+        return self._decode_hlo(pid, name, data, source)
+
+    def hlo_proto_bytes(self, module: int | str) -> bytes:
+        """The serialized `xla.HloProto` of a module, for readers faster than a full parse."""
+        return self._hlo_entry(module)[2]
+
+    def _hlo_entry(self, module: int | str) -> tuple[int, str, bytes, str]:
         for h in self._hosts:
             for pid, (name, data) in h.hlo_protos.items():
                 if module in (pid, name):
-                    return self._decode_hlo(pid, name, data, h.source)
+                    return pid, name, data, h.source
         known = ", ".join(f"{n} ({p})" for p, n in zip(self.hlo_modules["program_id"],
                                                         self.hlo_modules["name"], strict=True))
         raise ProfileError(f"{self.source}: no HLO proto for module {module!r}. The profile "
