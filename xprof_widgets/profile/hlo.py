@@ -25,44 +25,21 @@ from .schema import (
     PRIMITIVE_TYPES,
     HloInstructionProto,
     HloProto,
-    _file_descriptor,
-    _message_classes,
+    StackFrameIndexProto,
 )
 
-# xla.PrimitiveType values the schema table does not list yet -> (name, bits per element).
-_MORE_TYPES = {
-    14: ("opaque", 0), 23: ("f8e4m3b11fnuz", 8), 24: ("f8e5m2fnuz", 8), 25: ("f8e4m3fnuz", 8),
-    26: ("s2", 2), 27: ("u2", 2), 28: ("f8e4m3", 8), 29: ("f8e3m4", 8), 32: ("f4e2m1fn", 4),
-    33: ("f8e8m0fnu", 8),
-}
-_TYPES = {**PRIMITIVE_TYPES, **_MORE_TYPES}
 TUPLE, OPAQUE, TOKEN = 13, 14, 17
 POINTER_SIZE = 8  # bytes XLA counts per tuple element (a pointer table), as XProf does
-_BITS = np.zeros(max(_TYPES) + 1, np.int64)
-for _t, (_, _bits) in _TYPES.items():
+_BITS = np.zeros(max(PRIMITIVE_TYPES) + 1, np.int64)
+for _t, (_, _bits) in PRIMITIVE_TYPES.items():
     _BITS[_t] = _bits
 _COMBINE_DIMENSION = -(2**63)  # a tile dimension that combines dimensions, printed `*`
-
-(StackFrameIndexProto,) = _message_classes(
-    _file_descriptor("xprof_widgets/hlo_stack_frames.proto", "xla", {
-        "StackFrameIndexProto": [
-            ("file_names", 1, "string", True), ("function_names", 2, "string", True),
-            ("file_locations", 3, "StackFrameIndexProto.FileLocation", True),
-            ("stack_frames", 4, "StackFrameIndexProto.StackFrame", True)],
-        "StackFrameIndexProto.FileLocation": [
-            ("file_name_id", 1, "int32", False), ("function_name_id", 2, "int32", False),
-            ("line", 3, "int32", False), ("column", 4, "int32", False)],
-        "StackFrameIndexProto.StackFrame": [
-            ("file_location_id", 1, "int32", False), ("parent_frame_id", 2, "int32", False)],
-    }, {}, set()),
-    ["StackFrameIndexProto"],
-)
 
 
 # ---- shapes -------------------------------------------------------------------------------
 def type_name(element_type: int) -> str:
     """`f32`, `bf16`, ... for an xla.PrimitiveType value."""
-    known = _TYPES.get(element_type)
+    known = PRIMITIVE_TYPES.get(element_type)
     return known[0] if known else f"type{element_type}"
 
 

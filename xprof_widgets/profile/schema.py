@@ -132,6 +132,15 @@ _HLO = {
                                  ("computation_name", 3, "string", False),
                                  ("instruction_name", 4, "string", False),
                                  ("share_with_canonical_id", 5, "int64", False)],
+    "StackFrameIndexProto": [
+        ("file_names", 1, "string", True), ("function_names", 2, "string", True),
+        ("file_locations", 3, "StackFrameIndexProto.FileLocation", True),
+        ("stack_frames", 4, "StackFrameIndexProto.StackFrame", True)],
+    "StackFrameIndexProto.FileLocation": [
+        ("file_name_id", 1, "int32", False), ("function_name_id", 2, "int32", False),
+        ("line", 3, "int32", False), ("column", 4, "int32", False)],
+    "StackFrameIndexProto.StackFrame": [
+        ("file_location_id", 1, "int32", False), ("parent_frame_id", 2, "int32", False)],
 }
 
 
@@ -179,10 +188,10 @@ XSpace, XPlane, XLine, XEvent, XStat, XEventMetadata, XStatMetadata = _message_c
     ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"],
 )
 (HloProto, HloModuleProto, HloInstructionProto, ShapeProto, BufferAssignmentProto,
- HeapSimulatorTrace) = _message_classes(
+ HeapSimulatorTrace, StackFrameIndexProto) = _message_classes(
     _file_descriptor("xprof_widgets/hlo.proto", "xla", _HLO, {}, set()),
     ["HloProto", "HloModuleProto", "HloInstructionProto", "ShapeProto", "BufferAssignmentProto",
-     "HeapSimulatorTrace"],
+     "HeapSimulatorTrace", "StackFrameIndexProto"],
 )
 
 # xla.PrimitiveType values -> (name, bits per element).
@@ -191,7 +200,9 @@ PRIMITIVE_TYPES = {
     6: ("u8", 8), 7: ("u16", 16), 8: ("u32", 32), 9: ("u64", 64), 10: ("f16", 16),
     11: ("f32", 32), 12: ("f64", 64), 13: ("tuple", 0), 15: ("c64", 64), 16: ("bf16", 16),
     17: ("token", 0), 18: ("c128", 128), 19: ("f8e5m2", 8), 20: ("f8e4m3fn", 8),
-    21: ("s4", 4), 22: ("u4", 4),
+    21: ("s4", 4), 22: ("u4", 4), 14: ("opaque", 0), 23: ("f8e4m3b11fnuz", 8),
+    24: ("f8e5m2fnuz", 8), 25: ("f8e4m3fnuz", 8), 26: ("s2", 2), 27: ("u2", 2), 28: ("f8e4m3", 8),
+    29: ("f8e3m4", 8), 32: ("f4e2m1fn", 4), 33: ("f8e8m0fnu", 8),
 }
 
 # Memory colours (spaces) of buffer assignment.
