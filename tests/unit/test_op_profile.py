@@ -340,7 +340,7 @@ def _gpu_profile(tmp_path: Path) -> Path:
 def test_gpu_kernels_make_ops_with_peaks_from_device_caps(tmp_path):
     analysis = analyze_op_profile(xw.open_profile(_gpu_profile(tmp_path)))
     device = analysis.device
-    assert device.kind == "GPU"
+    assert device.kind == "GPU" and device.name == "GPU (compute capability 8.0)"
     assert device.peak_flops == 2048 * 10 * 1.0e9  # FLOPs/cycle/SM (cc 8.0) x SMs x 1 GHz
     assert device.peak_bandwidth == 1e12
     ops = analysis.to_dataframe().set_index("name")

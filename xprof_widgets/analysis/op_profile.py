@@ -317,12 +317,11 @@ def _nothing_found(profile: Any) -> str:
 
 def _int_stat(profile: Any, events: np.ndarray, name: str, fallback: np.ndarray) -> np.ndarray:
     """A numeric per-event stat as int64, `fallback` where an event lacks it."""
-    values = profile.stat_column(events, name)
-    present = pd.notna(values)
+    present, values = profile.stat_ints(events, name)
     if not present.any():
         return fallback
     out = fallback.copy()
-    out[present] = values[present].astype(np.int64)
+    out[present] = values[present].view(np.int64)
     return out
 
 
@@ -614,7 +613,9 @@ def _gpu_device(stats: dict, count: int) -> Device:
     per_cycle = _GPU_FLOPS_PER_SM_CYCLE[max(known)] if known and major else 0
     peak_flops = per_cycle * cores * clock_ghz * 1e9
     peak_bw = float(stats.get("memory_bandwidth", 0) or 0)
-    name = str(stats.get("device_type_string") or stats.get("device_name") or "GPU")
+    vendor = str(stats.get("device_vendor") or "")
+    name = str(stats.get("device_type_string") or stats.get("device_name") or
+               (f"{vendor} GPU (compute capability {major}.{minor})".strip() if major else "GPU"))
     return Device(kind="GPU", name=name, count=count, peak_flops=peak_flops or math.nan,
                   peak_bandwidth=peak_bw or math.nan,
                   peak_source="profile" if peak_flops and peak_bw else "")
@@ -644,15 +645,15 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
                    merge_runs: bool, total_time_ps: int, kind: str) -> _Collected:
     """Ops from events that name their HLO op and module in stats (CPU threads, GPU kernels)."""
     module = profile.stat_column(events, "hlo_module")
-    program = profile.stat_column(events, "program_id")
-    flops_stat = profile.stat_column(events, "flops")
-    bytes_stat = profile.stat_column(events, "bytes_accessed")
+    has_program, program = profile.stat_ints(events, "program_id")
+    program = np.where(has_program, program.view(np.int64), -1)
+    flops_stat = profile.stat_ints(events, "flops")
+    bytes_stat = profile.stat_ints(events, "bytes_accessed")
     start = profile.start_ps[events]
     duration = profile.duration_ps[events]
     resolver = _ModuleResolver(profile)
     keys = pd.MultiIndex.from_arrays([
-        pd.Series(module, dtype=object).fillna(""), pd.Series(program, dtype=object).fillna(-1),
-        pd.Series(names, dtype=object)])
+        pd.Series(module, dtype=object).fillna(""), program, pd.Series(names, dtype=object)])
     codes, uniques = pd.factorize(keys)
     order, contained, holds = _nesting_by_line(start, start + duration, line)
     busy = int(duration[order][~contained].sum())
@@ -696,9 +697,9 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
                       hlo=resolver.by_program, notes=notes)
 
 
-def _summed(values: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
-    """Per-op sums of a numeric stat; NaN for ops where no event carries it."""
-    present = pd.notna(values)
+def _summed(stat: tuple[np.ndarray, np.ndarray], codes: np.ndarray, n: int) -> np.ndarray:
+    """Per-op sums of an integer stat (`Profile.stat_ints`); NaN for ops no event carries it."""
+    present, values = stat
     out = np.full(n, np.nan)
     if present.any():
         sums = np.bincount(codes[present], weights=values[present].astype(np.float64),
