@@ -27,11 +27,12 @@ _CHUNK = 1 << 20
 class FlowIndex:
     """Columnar edges (from_event, to_event, kind, flow_id), ordered by their earlier time."""
 
-    def __init__(self, profile: Profile, events: np.ndarray):
+    def __init__(self, profile: Profile, ranges: np.ndarray):
+        """ranges: (first, end) event of the tracks whose events may carry flows."""
         started = time.perf_counter()
         self.profile = profile
-        parts = [_flow_stat_edges(profile, events), _producer_edges(profile, events),
-                 _correlation_edges(profile, events)]
+        parts = [_flow_stat_edges(profile, ranges), _producer_edges(profile, ranges),
+                 _correlation_edges(profile, ranges)]
         explicit = profile.flow_edges()
         parts.append((explicit[:, 0], explicit[:, 1], np.full(explicit.shape[0], 3),
                       explicit[:, 2].astype(np.uint64)))
@@ -115,15 +116,16 @@ def _bucket(t: np.ndarray, lo: int, px: float, width: float) -> np.ndarray:
     return np.clip(np.floor((t - lo) / px), -1, width + 1).astype(np.int64)
 
 
-def _hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(events holding integer stat `name`, its values as uint64 bits), scanned in chunks so
-    the scan's per-event temporaries stay small."""
-    found, values = [events[:0]], [np.empty(0, np.uint64)]
-    for at in range(0, events.shape[0], _CHUNK):
-        chunk = events[at:at + _CHUNK]
-        present, value = profile.stat_ints(chunk, name)
-        found.append(chunk[present])
-        values.append(value[present])
+def _hits(profile: Profile, ranges: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(events of the ranges holding integer stat `name`, its values as uint64 bits), scanned
+    in chunks so the scan's per-event temporaries stay small."""
+    found, values = [np.empty(0, np.int64)], [np.empty(0, np.uint64)]
+    for first, end in ranges.tolist():
+        for at in range(first, end, _CHUNK):
+            chunk = np.arange(at, min(at + _CHUNK, end))
+            present, value = profile.stat_ints(chunk, name)
+            found.append(chunk[present])
+            values.append(value[present])
     return np.concatenate(found), np.concatenate(values)
 
 
@@ -132,8 +134,8 @@ def _empty() -> tuple[np.ndarray, ...]:
     return empty, empty, empty, np.empty(0, np.uint64)
 
 
-def _flow_stat_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
-    hit, packed = _hits(profile, events, "flow")
+def _flow_stat_edges(profile: Profile, ranges: np.ndarray) -> tuple[np.ndarray, ...]:
+    hit, packed = _hits(profile, ranges, "flow")
     # direction in bits 0-1 (1 in, 2 out, 3 inout), a 56-bit id, the category on top
     fid = (packed >> np.uint64(2)) & np.uint64((1 << 56) - 1)
     category = packed >> np.uint64(58)
@@ -146,9 +148,9 @@ def _flow_stat_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, 
     return hit[at], hit[at + 1], np.zeros(at.shape[0], np.int64), fid[at]
 
 
-def _producer_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
-    p_event, p_id = _hits(profile, events, "_p")
-    c_event, c_id = _hits(profile, events, "_c")
+def _producer_edges(profile: Profile, ranges: np.ndarray) -> tuple[np.ndarray, ...]:
+    p_event, p_id = _hits(profile, ranges, "_p")
+    c_event, c_id = _hits(profile, ranges, "_c")
     if not p_event.shape[0] or not c_event.shape[0]:
         return _empty()
     producers = pd.DataFrame({"t": profile.start_ps[p_event], "id": p_id,
@@ -174,12 +176,12 @@ def _types(profile: Profile, events: np.ndarray, name: str) -> np.ndarray:
     return profile.stat_ints(events, name)[1]
 
 
-def _correlation_edges(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, ...]:
+def _correlation_edges(profile: Profile, ranges: np.ndarray) -> tuple[np.ndarray, ...]:
     sections = profile.sections
     if not ((sections["kind"] == "device") & ~sections["name"].str.startswith("/device:TPU")
             ).any():  # correlation ids tie host launches to GPU kernels; TPUs have none
         return _empty()
-    hit, ids = _hits(profile, events, "correlation_id")
+    hit, ids = _hits(profile, ranges, "correlation_id")
     if not hit.shape[0]:
         return _empty()
     kinds = profile.tracks["section_kind"].to_numpy()[profile.track_of(hit)]

@@ -132,9 +132,8 @@ class TraceIndex:
         """The flow edges, found on first use."""
         if self._flows is None:
             tracks = self.profile.tracks[self.track_depths > 0]
-            events = np.concatenate([np.arange(a, b) for a, b in zip(
-                tracks["first_event"], tracks["end_event"], strict=True)] or [[]])
-            self._flows = FlowIndex(self.profile, events.astype(np.int64))
+            self._flows = FlowIndex(self.profile, tracks[["first_event", "end_event"]].to_numpy(
+                np.int64))
         return self._flows
 
     def segments(self, track_ids: np.ndarray, depth0_only: bool = False) -> np.ndarray:
