@@ -91,29 +91,41 @@ class FlowIndex:
 
     def window(self, lo: int, hi: int, px: float, visible: np.ndarray) -> np.ndarray:
         """Edges whose time span meets [lo, hi] ps with an end on a visible track (a boolean
-        mask over track ids); of edges joining the same two (track, depth) rows within the
-        same pixel at both ends only the first is kept, so the answer is bounded by pixels."""
+        mask over track ids). Of edges joining the same two (track, depth) rows within the
+        same pixel at both ends only one is kept: dense flows cost one arrow per
+        pixel pair."""
         a = np.searchsorted(self._lo, lo - self._short_span)
         b = np.searchsorted(self._lo, hi, side="right")
-        cand = np.arange(a, b)
-        cand = np.union1d(cand[self._hi[cand] >= lo],
-                          self._long[(self._lo[self._long] <= hi) & (self._hi[self._long] >= lo)])
+        short = np.arange(a, b)
+        short = short[(self._hi[short] >= lo) & (self._hi[short] - self._lo[short]
+                                                 <= self._short_span)]
+        long = self._long[(self._lo[self._long] <= hi) & (self._hi[self._long] >= lo)]
+        cand = np.concatenate([short, long])
         cand = cand[visible[self.from_track[cand]] | visible[self.to_track[cand]]]
         if not cand.shape[0]:
             return cand
-        width = (hi - lo) / px
-        key = np.stack([
-            self.from_track[cand], self.from_depth[cand], self.to_track[cand],
-            self.to_depth[cand], _bucket(self.from_ps[cand], lo, px, width),
-            _bucket(self.to_ps[cand], lo, px, width)])
-        order = np.lexsort(key[::-1])
-        changed = np.ones(cand.shape[0], bool)
-        changed[1:] = (np.diff(key[:, order], axis=1) != 0).any(axis=0)
-        return np.sort(cand[order[changed]])
+        width = int((hi - lo) / px)
+        columns = [self.from_track[cand], self.from_depth[cand], self.to_track[cand],
+                   self.to_depth[cand], _bucket(self.from_ps[cand], lo, px, width),
+                   _bucket(self.to_ps[cand], lo, px, width)]
+        sizes = [int(c.max()) + 1 for c in columns]
+        if float(np.prod(np.array(sizes, np.float64))) < 2.0**62:  # one int64 key
+            key = np.zeros(cand.shape[0], np.int64)
+            for column, size in zip(columns, sizes, strict=True):
+                key = key * size + column
+            _, first = np.unique(key, return_index=True)
+        else:
+            order = np.lexsort(columns[::-1])
+            stacked = np.stack(columns)[:, order]
+            keep = np.ones(cand.shape[0], bool)
+            keep[1:] = (np.diff(stacked, axis=1) != 0).any(axis=0)
+            first = order[keep]
+        return np.sort(cand[first])
 
 
-def _bucket(t: np.ndarray, lo: int, px: float, width: float) -> np.ndarray:
-    return np.clip(np.floor((t - lo) / px), -1, width + 1).astype(np.int64)
+def _bucket(t: np.ndarray, lo: int, px: float, width: int) -> np.ndarray:
+    """Pixel column of each time, 0 for everything left of the window, width + 2 right of it."""
+    return np.clip(np.floor((t - lo) / px) + 1, 0, width + 2).astype(np.int64)
 
 
 def _hits(profile: Profile, ranges: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
