@@ -41,12 +41,14 @@ def async_pairs(program: Program) -> list[tuple[int, int]]:
     ]
 
 
-def op_metadata_stats(plane: Plane, program: Program, op) -> list:
+def op_metadata_stats(plane: Plane, program: Program, op, symbol_id: int) -> list:
+    """Per-op stats as TPU profiles carry them; XProf's op profile skips ops without symbol_id."""
     stats = [
         plane.stat("hlo_category", op.category),
         plane.stat("flops", op.flops),
         plane.stat("bytes_accessed", op.bytes_accessed),
         plane.stat("program_id", program.program_id, "uint64"),
+        plane.stat("symbol_id", symbol_id, "uint64"),
     ]
     if op.opcode == "convolution" or op.category == "convolution fusion":
         stats.append(plane.stat("model_flops", op.flops))
@@ -93,9 +95,10 @@ class TpuDevices:
                     np.array(
                         [
                             plane.event_id(
-                                program.hlo_text(op), op.name, op_metadata_stats(plane, program, op)
+                                program.hlo_text(op), op.name,
+                                op_metadata_stats(plane, program, op, symbol_id),
                             )
-                            for op in program.ops
+                            for symbol_id, op in enumerate(program.ops, start=1)
                         ]
                     )
                 )
