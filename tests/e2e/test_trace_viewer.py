@@ -212,14 +212,36 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
     assert table.locator("tbody tr").count() >= 1
     harness.screenshot(widget, "trace_viewer_aggregate")
 
-    # `m` marks the selection's span; the timing tool measures a dragged interval.
+    # `m` marks the selection's span, `f` zooms to it; the flow toggle draws the links.
     page.mouse.move(box["x"] + x_mid, box["y"] + 100)
     widget.locator(".xw-tv-stage").focus()
     page.keyboard.press("m")
-    page.wait_for_timeout(200)
+    span_start = min(module["start_us"], other["start_us"])
+    span_end = max(module["start_us"] + module["duration_us"],
+                   other["start_us"] + other["duration_us"])
+    page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.mark",
+                           timeout=5_000)
+    assert float(widget.get_attribute("data-mark")) == pytest.approx(span_end - span_start)
+    before = view_window(widget)
+    page.keyboard.press("f")
+    after = wait_window_change(page, before)
+    assert after[0] <= span_start and after[1] >= span_end
+    assert after[1] - after[0] == pytest.approx((span_end - span_start) * 1.1, rel=0.01)
+    widget.locator("label.xw-tv-check input").check()
+    page.wait_for_function(
+        "() => Number(document.querySelector('.xw-trace-viewer').dataset.flows) > 0",
+        timeout=10_000)
+    harness.screenshot(widget, "trace_viewer_tpu_flows")
+    widget.locator("label.xw-tv-check input").uncheck()
+    widget.locator(".xw-tv-stage").focus()
     page.keyboard.press("4")
     assert widget.locator("button[data-tool='timing']").get_attribute("aria-pressed") == "true"
     page.keyboard.press("1")
+
+    # A selection made in Python shows in the view.
+    in_kernel(page, f"tv.selected_events = [{module['event']}]")
+    page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.selected "
+                           "=== '1'", timeout=5_000)
 
     # Search runs over the whole trace: a hit outside the view moves the view to it.
     show_event(page, widget, module)
@@ -340,3 +362,177 @@ def test_html_names_are_text_and_flows_draw(lab, trace_bundle):
     harness.screenshot(widget, "trace_viewer_flows")
     time.sleep(0.2)
     assert not dialogs
+
+
+def chrome_trace(path: Path) -> Path:
+    """A small Chrome trace: nested steps on `main`, kernels on `worker` linked by flows, and a
+    memory counter. Times in us; a step every 1200 us."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "host"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "worker"}},
+    ]
+    for k in range(4):
+        t = 1200 * k
+        events += [
+            {"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": t, "dur": 1000},
+            {"ph": "X", "name": "load", "pid": 1, "tid": 1, "ts": t, "dur": 300},
+            {"ph": "X", "name": "compute", "pid": 1, "tid": 1, "ts": t + 400, "dur": 500},
+            {"ph": "X", "name": "kernel", "pid": 1, "tid": 2, "ts": t + 450, "dur": 400},
+            {"ph": "s", "name": "launch", "cat": "k", "id": k, "pid": 1, "tid": 1,
+             "ts": t + 450},
+            {"ph": "f", "name": "launch", "cat": "k", "id": k, "pid": 1, "tid": 2,
+             "ts": t + 460, "bp": "e"},
+        ]
+    events += [{"ph": "C", "name": "memory", "pid": 1, "ts": 50 * i,
+                "args": {"MiB": float((i * 37) % 100)}} for i in range(96)]
+    path.write_text(json.dumps({"displayTimeUnit": "ns", "traceEvents": events}))
+    return path
+
+
+def drag(page, widget, x0: float, y0: float, x1: float, y1: float) -> None:
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.move(box["x"] + x0, box["y"] + y0)
+    page.mouse.down()
+    page.mouse.move(box["x"] + (x0 + x1) / 2, box["y"] + (y0 + y1) / 2, steps=4)
+    page.mouse.move(box["x"] + x1, box["y"] + y1, steps=4)
+    page.mouse.up()
+
+
+@pytest.mark.e2e
+def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab, trace_bundle):
+    path = chrome_trace(lab.server.root / "small.trace.json")
+    page, widget = open_viewer(lab, "trace_chrome", repr(str(path)), height=360)
+    tracks = tracks_of(page)
+    assert [(t["name"], t["kind"]) for t in tracks] == [
+        ("main", "slices"), ("worker", "slices"), ("memory", "counter")]
+    width = widget.locator("canvas").bounding_box()["width"]
+    start, end = view_window(widget)
+    x_of = lambda us: LABEL_W + (us - start) / (end - start) * (width - LABEL_W)
+
+    # The counter is a step area with its value on hover.
+    assert page.evaluate(COLOUR_PIXELS, [21, 101, 192]) > 100
+    counter_y = AXIS_H + SECTION_H + 2 * (2 * DEPTH_H + 2 * TRACK_PAD) + 20
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.move(box["x"] + x_of(1010), box["y"] + counter_y)
+    tip = widget.locator(".xw-tv-tip")
+    tip.wait_for(state="visible", timeout=5_000)
+    assert "memory" in tip.inner_text() and "value 40" in tip.inner_text()  # sample 20: 740 % 100
+    harness.screenshot(widget, "trace_viewer_counter")
+
+    # Box select over main's depth 1 in the second step: load and compute, aggregated.
+    main_d1 = track_centre_y(tracks, 0, depth=1)
+    drag(page, widget, x_of(1150), main_d1 - 4, x_of(2150), main_d1 + 4)
+    table = widget.locator(".xw-tv-details .xw-tv-agg")
+    table.wait_for(timeout=10_000)
+    names = sorted(table.locator("tbody td.xw-tv-name").all_inner_texts())
+    assert names == ["compute", "load"]
+    selected = in_kernel(page, "import json; print(json.dumps(sorted(tv.selection['name'])))")
+    assert json.loads(selected) == ["compute", "load"]
+
+    # Timing tool: a drag marks an interval and says how long it is.
+    widget.locator(".xw-tv-stage").focus()
+    page.keyboard.press("4")
+    drag(page, widget, x_of(1200), 100, x_of(2200), 100)
+    page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.mark",
+                           timeout=5_000)
+    assert float(widget.get_attribute("data-mark")) == pytest.approx(1000, rel=0.02)
+    harness.screenshot(widget, "trace_viewer_timing")
+
+    # Zoom tool: a dragged region becomes the view.
+    page.keyboard.press("3")
+    before = view_window(widget)
+    drag(page, widget, x_of(2400), 100, x_of(3400), 100)
+    after = wait_window_change(page, before)
+    assert after == pytest.approx((2400, 3400), abs=0.02 * 1000)
+    assert kernel_window(page) == pytest.approx(after, rel=1e-9)
+
+    # Flows from main to worker.
+    widget.locator("label.xw-tv-check input").check()
+    page.wait_for_function(
+        "() => Number(document.querySelector('.xw-trace-viewer').dataset.flows) > 0",
+        timeout=10_000)
+
+    # The filter hides what does not match; a section header collapses its tracks.
+    rows = int(widget.get_attribute("data-rows"))
+    widget.locator(".xw-tv-filter").fill("work")
+    page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.rows === '2'",
+                           timeout=5_000)
+    widget.locator(".xw-tv-filter").fill("")
+    page.wait_for_function(
+        f"() => document.querySelector('.xw-trace-viewer').dataset.rows === '{rows}'",
+        timeout=5_000)
+    click_at(page, widget, 60, AXIS_H + SECTION_H / 2)
+    page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.rows === '1'",
+                           timeout=5_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])["painted"] > 100  # summary
+    harness.screenshot(widget, "trace_viewer_collapsed")
+
+
+@pytest.mark.e2e
+def test_draws_in_notebook7(notebook7, trace_bundle):
+    page, widget = open_viewer(notebook7, "trace_nb7", repr(str(TPU)))
+    pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
+    assert pixels["colours"] > 20 and pixels["painted"] > 0.1 * pixels["total"], pixels
+    harness.screenshot(widget, "trace_viewer_notebook7")
+
+
+DRAW_TIMES = "() => performance.getEntriesByName('xw-trace-draw').map((e) => e.duration)"
+WATCH_FRAMES = """() => {
+  const el = document.querySelector('.xw-trace-viewer');
+  window.__xwSlices = [];
+  const tick = () => {
+    window.__xwSlices.push(Number(el.dataset.slices));
+    if (window.__xwWatching) requestAnimationFrame(tick);
+  };
+  window.__xwWatching = true;
+  requestAnimationFrame(tick);
+}"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@pytest.mark.e2e
+def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, trace_bundle, timings):
+    """Measures (prints, never asserts) the draw time of a ~1600x900 canvas while W/D/A/S are
+    held over a 2-host, 2e6-event synthetic TPU profile; checks no frame is blank meanwhile."""
+    from xprof_widgets.synthetic import write_synthetic
+
+    logdir = lab.server.root / "large"
+    logdir.mkdir()
+    write_synthetic(logdir, 2_000_000, kind="tpu", hosts=2)
+    page = lab.open_and_run(lab.notebook("trace_large.ipynb", [
+        f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(logdir)!r}, height=900)\ntv"]))
+    page.set_viewport_size({"width": 1900, "height": 1250})
+    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+    hide_lab_toasts(page)
+    lab.wait_ready(page, READY, timeout=180)
+    widget = page.locator(".xw-trace-viewer")
+    page.wait_for_timeout(800)
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 300)
+    widget.locator(".xw-tv-stage").focus()
+    rows = []
+    for label, key, seconds in [("zoom in (W)", "w", 2.5), ("pan right (D)", "d", 4.0),
+                                ("pan left (A)", "a", 2.0), ("zoom out (S)", "s", 2.5)]:
+        page.evaluate("() => performance.clearMeasures('xw-trace-draw')")
+        page.evaluate(WATCH_FRAMES)
+        page.keyboard.down(key)
+        page.wait_for_timeout(int(seconds * 1000))
+        page.keyboard.up(key)
+        page.wait_for_timeout(300)
+        page.evaluate("() => { window.__xwWatching = false; }")
+        draws = page.evaluate(DRAW_TIMES)
+        slices = page.evaluate("() => window.__xwSlices")
+        assert len(draws) > 10 and min(slices) > 0, (label, len(draws), min(slices))
+        rows.append({"what": label, "frames": len(draws), "p50_ms": percentile(draws, 0.5),
+                     "p95_ms": percentile(draws, 0.95), "max_ms": max(draws)})
+        timings.add(lab.name, f"draw p95 {label}", rows[-1]["p95_ms"] / 1000)
+    report = {"canvas_css_px": [box["width"], box["height"]], "events": 2_000_076, "rows": rows}
+    (harness.ARTIFACTS / "trace_viewer_draw_times.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps(report, indent=1))
+    harness.screenshot(widget, "trace_viewer_large")

@@ -149,14 +149,27 @@ export class Renderer {
       const range = tile.slices.get(row.trackId);
       if (!range) continue;
       const top = yOf(row) + TRACK_PAD;
+      // Slices of a depth come in time order. Zoomed out past the answer's resolution, many
+      // land in one device pixel: the first one painted there stands for the rest.
+      let lastDepth = -1;
+      let lastPx = -Infinity;
       for (let i = range[0]; i < range[1]; i++) {
         let xs = tl.x0 + (off + tile.sStart[i]) * pxPerUs;
         let xe = xs + tile.sDur[i] * pxPerUs;
         if (xe < tl.x0 || xs > tl.x1) continue;
+        const depth = tile.sDepth[i];
+        if (xe - xs < minW) {
+          const px = Math.floor(xs * f.dpr);
+          if (depth === lastDepth && px <= lastPx && !(selecting && f.selection.has(tile.sEvent[i]))) continue;
+          lastPx = px;
+        } else {
+          lastPx = Math.floor(xe * f.dpr) - 1;
+        }
+        lastDepth = depth;
         if (xs < tl.x0 - 2) xs = tl.x0 - 2;
         if (xe > tl.x1 + 2) xe = tl.x1 + 2;
         const w = xe - xs < minW ? minW : xe - xs;
-        const y = top + tile.sDepth[i] * DEPTH_H + 1;
+        const y = top + depth * DEPTH_H + 1;
         const c = tile.color[i];
         nDrawn++;
         if (tile.sCount[i] > 1) {

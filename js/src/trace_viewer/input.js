@@ -204,6 +204,11 @@ export const inputMethods = {
   },
 
   hoverAt(p) {
+    if (p.x < LABEL_W && p.y >= AXIS_H) {
+      const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
+      this.setHover(row ? { row, label: true, slice: -1, bucket: -1, p } : null);
+      return;
+    }
     const hit = this.hitTest(p);
     this.setHover(hit && (hit.slice >= 0 || hit.bucket >= 0 || hit.row.type === "section") ? { ...hit, track: hit.row.trackId, p } : null);
   },
@@ -216,6 +221,17 @@ export const inputMethods = {
       if (before) this.requestDraw();
       return;
     }
+    const same = before && before.tile === hover.tile && before.row === hover.row &&
+      before.slice === hover.slice && before.bucket === hover.bucket && before.label === hover.label;
+    if (!same) this.fillTip(hover);
+    const { x, y } = hover.p;
+    const { w, h: hgt } = this.tipSize;
+    this.tip.style.left = `${Math.max(4, x + 14 + w > this.width ? x - w - 10 : x + 14)}px`;
+    this.tip.style.top = `${Math.max(4, y + 16 + hgt > this.height ? y - hgt - 8 : y + 16)}px`;
+    if (!same) this.requestDraw();
+  },
+
+  fillTip(hover) {
     const tile = hover.tile;
     let lines;
     if (hover.slice >= 0) {
@@ -230,17 +246,15 @@ export const inputMethods = {
       lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label), h("div", {}, `value ${value(tile.cLast[i])}`)];
       if (tile.cMin[i] !== tile.cMax[i]) lines.push(h("div", { className: "xw-tv-dim" }, `range in this pixel: ${value(tile.cMin[i])} – ${value(tile.cMax[i])}`));
       lines.push(h("div", { className: "xw-tv-dim" }, `at ${formatTime(tile.start + tile.cT[i])}`));
+    } else if (hover.label && hover.row.type === "track") {
+      lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
+        h("div", { className: "xw-tv-dim" }, `${hover.row.nEvents.toLocaleString("en")} events${hover.row.counter ? " (counter)" : ""}`)];
     } else if (hover.row.type === "section") {
       lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
         h("div", { className: "xw-tv-dim" }, hover.row.collapsed ? `${hover.row.nTracks} tracks, collapsed: busy time shown. Click the name to expand.` : `${hover.row.nTracks} tracks. Click the name to collapse.`)];
     }
     this.tip.replaceChildren(...lines);
     this.tip.hidden = false;
-    const { x, y } = hover.p;
-    const w = this.tip.offsetWidth;
-    const hgt = this.tip.offsetHeight;
-    this.tip.style.left = `${Math.max(4, x + 14 + w > this.width ? x - w - 10 : x + 14)}px`;
-    this.tip.style.top = `${Math.max(4, y + 16 + hgt > this.height ? y - hgt - 8 : y + 16)}px`;
-    this.requestDraw();
+    this.tipSize = { w: this.tip.offsetWidth, h: this.tip.offsetHeight };
   },
 };

@@ -57,7 +57,7 @@ export function buildLayout(tables, collapsed, filter = "", multiHost = false) {
   let y = 0;
   for (const [sectionId, tracks] of groups) {
     const section = byId.get(sectionId) ?? { id: sectionId, name: `section ${sectionId}`, kind: "", host: "" };
-    const label = multiHost && section.host ? `${section.host} ${section.name}` : section.name;
+    const label = multiHost && section.host ? `${section.name} · ${section.host}` : section.name;
     const sectionHit = !match || match(label);
     const shown = sectionHit ? tracks : tracks.filter((t) => match(t.name));
     if (!shown.length) continue;

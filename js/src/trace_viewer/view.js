@@ -190,7 +190,7 @@ export class TraceView {
 
   stageHeight() {
     const wanted = this.model.get("height") || 600;
-    return Math.max(140, Math.min(wanted, AXIS_H + this.layout.height + 1));
+    return Math.max(100, Math.min(wanted, AXIS_H + this.layout.height + 1));
   }
 
   relayout() {
@@ -205,6 +205,7 @@ export class TraceView {
     }
     this.clampScroll();
     this.requestDraw();
+    if (this.hover) this.refreshHover();
   }
 
   clampScroll() {
@@ -220,10 +221,16 @@ export class TraceView {
     return LABEL_W + ((us - this.view.start) / (this.view.end - this.view.start)) * this.timelineWidth;
   }
 
+  // Keep the view on the trace: at most a little wider than it (then centred on it), and never
+  // more than half a view beyond either end.
   clampView(start, end) {
     const total = this.traceEnd - this.traceStart;
-    let span = Math.min(Math.max(end - start, MIN_SPAN_US), total * 1.5);
+    let span = Math.min(Math.max(end - start, MIN_SPAN_US), total * 1.1);
     if (!Number.isFinite(span)) span = total;
+    if (span >= total) {
+      const s = this.traceStart - (span - total) / 2;
+      return { start: s, end: s + span };
+    }
     let s = Number.isFinite(start) ? start : this.traceStart;
     s = Math.max(s, this.traceStart - span / 2);
     s = Math.min(s, this.traceEnd - span / 2);
@@ -238,7 +245,7 @@ export class TraceView {
     this.requestDraw();
     this.ensureData();
     this.scheduleSync();
-    this.refreshHover();
+    if (this.hover) this.setHover(null); // the next mouse move shows what is under it now
   }
 
   zoomAt(factor, anchorUs) {
@@ -275,7 +282,7 @@ export class TraceView {
     this.view = next;
     this.requestDraw();
     this.ensureData();
-    this.refreshHover();
+    if (this.hover) this.setHover(null);
     if (next.start !== s || next.end !== e) this.scheduleSync();
   }
 
@@ -425,6 +432,8 @@ export class TraceView {
     d.window = `${this.view.start},${this.view.end}`;
     d.slices = String(stats.slicesDrawn ?? 0);
     d.flows = String(stats.flowsDrawn ?? 0);
+    d.rows = String(this.layout.rows.length);
+    d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
     if (this.tile && d.ready !== "1") d.ready = "1";
   }
 
