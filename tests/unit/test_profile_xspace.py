@@ -198,3 +198,18 @@ def test_counter_lines_carry_values(tmp_path):
     profile = xw.open_profile(path)
     assert profile.tracks["kind"].tolist() == ["counter"]
     assert profile.counter_values(np.array([0, 1])).tolist() == [3.5, 7.0]
+
+
+def test_events_whose_metadata_is_missing_get_a_placeholder_name(tmp_path):
+    space = XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].id = 1
+    plane.event_metadata[1].name = "known"
+    line = plane.lines.add(id=1, name="t")
+    line.events.add(metadata_id=1, offset_ps=0, duration_ps=5)
+    line.events.add(metadata_id=99, offset_ps=10, duration_ps=5)
+    line.events.add(metadata_id=99, offset_ps=20, duration_ps=5)
+    path = tmp_path / "h.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    assert xw.open_profile(path).events()["name"].tolist() == ["known", "<metadata 99>",
+                                                               "<metadata 99>"]

@@ -172,13 +172,17 @@ def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,
              display_names: list, meta_section: list, meta_stats: list,
              section: int) -> np.ndarray:
     """Maps metadata ids to table rows; ids missing from the plane get a placeholder row."""
-    out = np.empty(wanted.shape[0], np.int64)
-    if ids.shape[0]:
-        pos = np.minimum(np.searchsorted(ids, wanted), ids.shape[0] - 1)
-        found = ids[pos] == wanted
+    if ids.shape[0] and 0 <= ids[0] and ids[-1] < 8 * ids.shape[0] + 4096:
+        # Writers number metadata 1..n: a lookup table is a plain gather, no binary search.
+        table = np.full(int(ids[-1]) + 2, -1, np.int64)
+        table[ids] = rows
+        out = table[np.clip(wanted, -1, ids[-1] + 1)]
+        found = out >= 0
     else:
-        pos, found = np.zeros(wanted.shape[0], np.int64), np.zeros(wanted.shape[0], bool)
-    out[found] = rows[pos[found]]
+        out = np.empty(wanted.shape[0], np.int64)
+        pos = np.minimum(np.searchsorted(ids, wanted), max(ids.shape[0] - 1, 0))
+        found = ids[pos] == wanted if ids.shape[0] else np.zeros(wanted.shape[0], bool)
+        out[found] = rows[pos[found]]
     if not found.all():
         for mid in np.unique(wanted[~found]).tolist():
             names.append(f"<metadata {mid}>")
