@@ -166,8 +166,12 @@ def test_details_search_and_aggregate_requests(viewer, profile):
     assert np.array_equal(tracks, profile.track_of(hits.astype(np.int64)))
 
     two = [int(e) for e in profile.events(track=0).event[:2]]
-    rows = ask(viewer, "aggregate", events=two + [event])[0]["rows"]
+    aggregate, _ = ask(viewer, "aggregate", events=two + [event])
+    rows = aggregate["rows"]
     assert sum(r["count"] for r in rows) == 3
+    chosen = profile.events_frame(np.array(two + [event]))
+    assert aggregate["start_us"] == pytest.approx(chosen.start_us.min())
+    assert aggregate["end_us"] == pytest.approx((chosen.start_us + chosen.duration_us).max())
     assert {"name", "count", "total_us", "avg_us", "min_us", "max_us"} <= set(rows[0])
 
 

@@ -115,7 +115,14 @@ class TraceViewer(RequestWidget):
 
     @handler("aggregate")
     def _aggregate(self, events: list[int]) -> dict:
-        return aggregate_content(self.index.aggregate(events))
+        """The protocol's rows, plus the span of the events (for the view's `m` and `f`)."""
+        content = aggregate_content(self.index.aggregate(events))
+        idx = np.asarray(events, np.int64)
+        if idx.shape[0]:
+            p = self.profile
+            content["start_us"] = int(p.start_ps[idx].min()) / PS_PER_US
+            content["end_us"] = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
+        return content
 
     @handler("select_box")
     def _select_box(self, start_us: float, end_us: float, rows: list[list[int]],

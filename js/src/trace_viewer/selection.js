@@ -2,7 +2,7 @@
 // table for several. Methods of TraceView (view.js).
 import { request } from "../lib/transport.js";
 import { aggregateRows, aggregateView, detailsView, h } from "./dom.js";
-import { AXIS_H, depthAt } from "./layout.js";
+import { AXIS_H, DEPTH_H, TRACK_PAD } from "./layout.js";
 import { formatDuration } from "./timescale.js";
 
 const MIN_PAD_US = 0.001;
@@ -33,7 +33,8 @@ export const selectionMethods = {
   setSelection(events, sync) {
     this.selection = new Set(events);
     if (this.focus && !this.selection.has(this.focus.event)) this.focus = null;
-    this.boxSpan = null;
+    this.selectedSpan = null;
+    this.boxTruncated = false;
     if (sync) {
       this.model.set("selected_events", [...this.selection]);
       this.model.save_changes();
@@ -46,6 +47,7 @@ export const selectionMethods = {
     const events = this.model.get("selected_events") ?? [];
     if (events.length === this.selection.size && events.every((e) => this.selection.has(e))) return;
     this.selection = new Set(events);
+    this.selectedSpan = null;
     this.showSelection();
     this.requestDraw();
   },
@@ -59,10 +61,8 @@ export const selectionMethods = {
     for (const row of this.layout.rows) {
       if (row.y + row.h <= y0 || row.y >= y1) continue;
       if (row.type === "track" && !row.counter) {
-        const top = Math.max(0, depthAt(row, Math.max(y0, row.y + 1)));
-        let bottom = depthAt(row, Math.min(y1, row.y + row.h - 1));
-        if (bottom < 0) bottom = row.maxDepth;
-        rows.push([row.trackId, top, bottom]);
+        const band = (y) => Math.max(0, Math.min(row.maxDepth, Math.floor((y - row.y - TRACK_PAD) / DEPTH_H)));
+        rows.push([row.trackId, band(y0), band(y1)]);
       } else if (row.type === "section" && row.collapsed) {
         for (const t of this.tables.tracks) if (t.section_id === row.sectionId && t.kind !== "counter") rows.push([t.id, 0, t.max_depth]);
       }
@@ -74,13 +74,13 @@ export const selectionMethods = {
         if (!answer) return;
         const { content } = answer;
         this.setSelection(content.events, true);
-        this.boxSpan = content.events.length ? [content.start_us, content.end_us] : null;
         this.boxTruncated = content.truncated;
       }, (error) => this.fail(error));
   },
 
+  // From the kernel (box or aggregate answers) when it has said; else from what the view knows.
   selectionSpan() {
-    if (this.boxSpan) return this.boxSpan;
+    if (this.selectedSpan) return this.selectedSpan;
     let s = Infinity;
     let e = -Infinity;
     for (const event of this.selection) {
@@ -129,10 +129,12 @@ export const selectionMethods = {
     }
     request(this.model, "aggregate", { events }, { channel: "details" }).then((answer) => {
       if (!answer) return;
+      const { content } = answer;
+      if (content.start_us !== undefined) this.selectedSpan = [content.start_us, content.end_us];
       const span = this.selectionSpan();
-      const rows = aggregateRows(answer.content);
+      const rows = aggregateRows(content);
       this.details.replaceChildren(aggregateView(rows, {
-        nEvents: events.length, span: span ? span[1] - span[0] : null, truncated: this.boxTruncated && this.boxSpan,
+        nEvents: events.length, span: span ? span[1] - span[0] : null, truncated: this.boxTruncated,
       }));
       this.details.dataset.event = "";
     }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));

@@ -52,7 +52,8 @@ export class TraceView {
     this.retriedMissing = false;
     this.selection = new Set(model.get("selected_events") ?? []);
     this.spans = new Map();
-    this.boxSpan = null;
+    this.selectedSpan = null;
+    this.boxTruncated = false;
     this.mark = null;
     this.focus = null;
     this.box = null;
@@ -433,6 +434,7 @@ export class TraceView {
     d.slices = String(stats.slicesDrawn ?? 0);
     d.flows = String(stats.flowsDrawn ?? 0);
     d.rows = String(this.layout.rows.length);
+    d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
     if (this.tile && d.ready !== "1") d.ready = "1";
   }
