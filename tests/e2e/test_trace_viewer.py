@@ -85,12 +85,29 @@ def hide_lab_toasts(page) -> None:
     page.add_style_tag(content=".Toastify { display: none !important; }")
 
 
-def open_viewer(lab, name: str, source: str, height: int = 420):
-    cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({source}, height={height})\ntv"]
+def open_viewer(lab, name: str, source: str, height: int = 420, prelude: str = "",
+                before_ready=None):
+    cells = [f"{prelude}import xprof_widgets as xw\ntv = xw.TraceViewer({source}, height={height})\ntv"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
     hide_lab_toasts(page)
+    if before_ready:
+        before_ready(page)
     lab.wait_ready(page, READY)
     return page, page.locator(".xw-trace-viewer")
+
+
+# Makes building the index take 2 s (once), reporting half way, as a large profile would.
+SLOW_INDEX = """import time
+import xprof_widgets.widgets.trace_viewer as viewer_module
+_real_index = viewer_module.trace_index
+def _slow_index(profile, progress=None, _slept=[]):
+    if not _slept:
+        _slept.append(True)
+        progress(0.5)
+        time.sleep(2)
+    return _real_index(profile, progress)
+viewer_module.trace_index = _slow_index
+"""
 
 
 def view_window(widget) -> tuple[float, float]:
@@ -402,7 +419,17 @@ def drag(page, widget, x0: float, y0: float, x1: float, y1: float) -> None:
 @pytest.mark.e2e
 def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab, trace_bundle):
     path = chrome_trace(lab.server.root / "small.trace.json")
-    page, widget = open_viewer(lab, "trace_chrome", repr(str(path)), height=360)
+    progress: list[str] = []
+
+    def index_progress(page) -> None:  # shown while the index builds, after a second
+        banner = page.locator(".xw-trace-viewer[data-busy='progress'] .xw-tv-banner")
+        banner.wait_for(timeout=30_000)
+        progress.append(banner.inner_text())
+
+    page, widget = open_viewer(lab, "trace_chrome", repr(str(path)), height=360,
+                               prelude=SLOW_INDEX, before_ready=index_progress)
+    assert progress[0].startswith("Indexing the trace: 50%"), progress
+    assert widget.locator(".xw-tv-banner").is_hidden()
     tracks = tracks_of(page)
     assert [(t["name"], t["kind"]) for t in tracks] == [
         ("main", "slices"), ("worker", "slices"), ("memory", "counter")]
