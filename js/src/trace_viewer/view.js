@@ -427,6 +427,7 @@ export class TraceView {
       flows: this.flows, trackSection: this.trackSection, stats,
     });
     performance.measure("xw-trace-draw", "xw-trace-draw-start");
+    performance.clearMarks("xw-trace-draw-start");
     if (++this.frames % MAX_DRAW_MEASURES === 0) performance.clearMeasures("xw-trace-draw");
     const d = this.el.dataset;
     d.frames = String(this.frames);
