@@ -12,7 +12,6 @@ per step by part, input share per step, host input time by category) and the inp
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -33,7 +32,7 @@ from ..analysis.steps import HOW_TO_MARK
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from . import _bokeh
-from ._base import RequestWidget, handler
+from ._base import RequestWidget, handler, jsonable
 
 PARTS = [  # (column, legend, color): the step-time graph, bottom to top
     ("compute_us", "Compute", "#4e79a7"),
@@ -132,7 +131,7 @@ def report(analysis: InputPipelineAnalysis) -> dict:
     largest = analysis.largest_host_cost()
     breakdown = analysis.host_breakdown
     total_host = float(breakdown.sum())
-    return _clean({
+    return jsonable({
         "summary": {
             "verdict": analysis.verdict,
             "input_share_pct": 100 * share if has_steps else None,
@@ -156,19 +155,6 @@ def report(analysis: InputPipelineAnalysis) -> dict:
         "ops": {"titles": OP_TITLES, "columns": OP_COLUMNS,
                 "rows": analysis.input_ops[OP_COLUMNS].to_numpy(object).tolist()},
     })
-
-
-def _clean(value: Any) -> Any:
-    """JSON-able copy: NaN becomes None, numpy scalars plain numbers."""
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 # ---- charts -----------------------------------------------------------------------------------
