@@ -1,7 +1,7 @@
 // The input-op table: plain DOM (names stay text), sorted by clicking a column title; a second
 // click reverses the order. The header's aria-sort says how it is sorted.
-import { h } from "./dom.js";
-import * as fmt from "./format.js";
+import { h } from "../lib/dom.js";
+import * as fmt from "../lib/format.js";
 
 const FORMATS = {
   count: fmt.count,

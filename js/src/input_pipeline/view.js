@@ -3,8 +3,8 @@
 // ("1") or failed ("error").
 import { embedItem, loadBokeh } from "../charts/bokeh.js";
 import { request } from "../lib/transport.js";
-import { h } from "./dom.js";
-import * as fmt from "./format.js";
+import { h } from "../lib/dom.js";
+import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
 import { OpTable } from "./table.js";
 

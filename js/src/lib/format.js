@@ -64,3 +64,13 @@ export function utilizationColor(u) {
   const hue = Math.round(120 * Math.max(0, Math.min(1, u)));
   return `hsla(${hue}, 80%, 45%, 0.30)`;
 }
+
+/** Milliseconds with three decimals, no unit (table cells whose header names the unit). */
+export function ms(value) {
+  return value === null || value === undefined ? DASH : value.toFixed(3);
+}
+
+/** A value already in percent: 12.3%. */
+export function pct(value, digits = 1) {
+  return value === null || value === undefined ? DASH : `${value.toFixed(digits)}%`;
+}

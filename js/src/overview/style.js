@@ -1,11 +1,10 @@
 // The Overview's stylesheet, scoped under .xw-overview, themed by JupyterLab's CSS variables.
+import { THEME } from "../lib/theme.js";
+
 export const CSS = `
 .xw-overview {
-  --xw-bg: var(--jp-layout-color0, #fff); --xw-panel: var(--jp-layout-color1, #fafafa);
-  --xw-fg: var(--jp-ui-font-color1, rgba(0,0,0,.87)); --xw-fg2: var(--jp-ui-font-color2, rgba(0,0,0,.6));
-  --xw-border: var(--jp-border-color2, #e0e0e0); --xw-error: var(--jp-error-color1, #d32f2f);
-  font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
-  font-size: 12px; color: var(--xw-fg); background: var(--xw-bg); display: grid; gap: 8px;
+  ${THEME}
+  display: grid; gap: 8px;
   grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); width: 100%; box-sizing: border-box;
 }
 .xw-ov-card { border: 1px solid var(--xw-border); border-radius: 3px; padding: 8px 10px; background: var(--xw-panel); min-width: 0; }

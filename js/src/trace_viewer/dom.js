@@ -1,28 +1,7 @@
 // DOM for everything around the canvas. Profile strings only ever become text nodes
 // (textContent / createTextNode): they are data from user programs, never markup.
+import { h } from "../lib/dom.js";
 import { formatDuration, formatTime } from "./timescale.js";
-
-/** createElement with properties and children (strings become text nodes). */
-export function h(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null) continue;
-    if (key === "className") node.className = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else if (key in node && typeof value !== "string") node[key] = value;
-    else node.setAttribute(key, String(value));
-  }
-  append(node, children);
-  return node;
-}
-
-function append(node, children) {
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-}
 
 export const KEYS = [
   ["W / S", "zoom in / out around the mouse"],

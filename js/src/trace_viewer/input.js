@@ -1,6 +1,7 @@
 // Mouse, wheel and keyboard on the timeline, and what is under the mouse. Methods of TraceView
 // (view.js), kept apart because they are the widget's whole input vocabulary.
-import { h, sliceTooltip } from "./dom.js";
+import { h } from "../lib/dom.js";
+import { sliceTooltip } from "./dom.js";
 import { AXIS_H, LABEL_W, depthAt, rowAt } from "./layout.js";
 import { formatTime } from "./timescale.js";
 

@@ -1,7 +1,8 @@
 // Selecting events (click, Ctrl/⌘-click, box) and showing them: details for one, an aggregate
 // table for several. Methods of TraceView (view.js).
 import { request } from "../lib/transport.js";
-import { aggregateRows, aggregateView, detailsView, h } from "./dom.js";
+import { h } from "../lib/dom.js";
+import { aggregateRows, aggregateView, detailsView } from "./dom.js";
 import { AXIS_H, DEPTH_H, TRACK_PAD } from "./layout.js";
 import { formatDuration } from "./timescale.js";
 

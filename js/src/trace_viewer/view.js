@@ -3,7 +3,8 @@
 // Input, selection and search live in their own modules as methods of TraceView.
 import { RequestError, request } from "../lib/transport.js";
 import { readTheme } from "./colors.js";
-import { h, helpOverlay } from "./dom.js";
+import { h } from "../lib/dom.js";
+import { helpOverlay } from "./dom.js";
 import { Renderer } from "./draw.js";
 import { inputMethods } from "./input.js";
 import { AXIS_H, LABEL_W, buildLayout, defaultCollapsed, tablesOf } from "./layout.js";
