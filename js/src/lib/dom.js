@@ -8,7 +8,7 @@ export function h(tag, props = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "className") node.className = value;
     else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key === "style") Object.assign(node.style, value);
+    else if (key === "style" && typeof value === "object") Object.assign(node.style, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (key in node && typeof value !== "string") node[key] = value;
     else node.setAttribute(key, String(value));
