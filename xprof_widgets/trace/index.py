@@ -26,6 +26,7 @@ so the levels together hold at most as many items as events (8 bytes each); the 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 
@@ -107,6 +108,7 @@ class TraceIndex:
             _lod.build_rmq(self.perm, dur, self.rmq)
         self.counters = CounterIndex(profile)
         self._flows: FlowIndex | None = None
+        self._flows_lock = threading.Lock()
         self.build_seconds = time.perf_counter() - started
         report(1.0)
 
@@ -129,12 +131,20 @@ class TraceIndex:
     # ---- queries --------------------------------------------------------------------------
     @property
     def flows(self) -> FlowIndex:
-        """The flow edges, found on first use."""
-        if self._flows is None:
-            tracks = self.profile.tracks[self.track_depths > 0]
-            self._flows = FlowIndex(self.profile, tracks[["first_event", "end_event"]].to_numpy(
-                np.int64))
+        """The flow edges, found on first use (or waited for, if a background build runs)."""
+        with self._flows_lock:
+            if self._flows is None:
+                tracks = self.profile.tracks[self.track_depths > 0]
+                self._flows = FlowIndex(self.profile, tracks[["first_event", "end_event"]]
+                                        .to_numpy(np.int64))
         return self._flows
+
+    def prepare_flows(self) -> None:
+        """Finds the flow edges in a background thread, so the first click or flow toggle does
+        not wait for the stat scans (they release the GIL, so a notebook stays responsive)."""
+        if self._flows is None and not self._flows_lock.locked():
+            threading.Thread(target=lambda: self.flows, name="xprof-widgets-flows",
+                             daemon=True).start()
 
     def segments(self, track_ids: np.ndarray, depth0_only: bool = False) -> np.ndarray:
         """Segment ids of the given tracks, in (track, depth) order."""

@@ -101,9 +101,11 @@ class TraceViewer(RequestWidget):
                 tracks: list[int] | None = None, collapsed: list[int] | None = None,
                 flows: bool = False, reset_strings: bool = False, view: str = "") -> tuple:
         index = self.index
-        return answer_window(index, self._strings(view), start_us, end_us, int(width_px),
-                             tracks=tracks, collapsed=collapsed or [], flows=bool(flows),
-                             reset_strings=bool(reset_strings))
+        answer = answer_window(index, self._strings(view), start_us, end_us, int(width_px),
+                               tracks=tracks, collapsed=collapsed or [], flows=bool(flows),
+                               reset_strings=bool(reset_strings))
+        index.prepare_flows()  # after the first picture: details and arrows need them next
+        return answer
 
     @handler("details")
     def _details(self, event: int) -> dict:
