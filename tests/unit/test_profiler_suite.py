@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import xprof_widgets as xw
@@ -53,3 +55,15 @@ def test_an_op_link_moves_the_trace_viewer_to_it(logdir):
 def test_an_unknown_tool_is_refused(logdir):
     with pytest.raises(ValueError, match="tool='graph'"):
         xw.Profiler(logdir, tool="graph")
+
+
+def test_views_ask_the_suite_for_links(logdir):
+    suite = xw.Profiler(logdir, host="a", tool="trace")
+    viewer = suite.tool("trace")
+    assert viewer._linked and not xw.TraceViewer(suite.profile)._linked
+    op_name = suite.tool("op").to_dataframe()["name"].iat[0]
+    viewer.link = {"tool": "op", "op": op_name, "at": 1}
+    assert suite.tabs.selected_index == 2
+    assert suite.tool("op").name_filter == f"^{re.escape(op_name)}$"
+    suite.tool("op").link = {"tool": "trace", "op": op_name, "at": 2}
+    assert suite.tabs.selected_index == 1 and viewer.selected_events

@@ -70,6 +70,10 @@ class RequestWidget(anywidget.AnyWidget):
     _bundle: ClassVar[str]
     _handlers: ClassVar[dict[str, str]] = {}
     _bokeh_version = traitlets.Unicode("").tag(sync=True)
+    link = traitlets.Dict(help="Set by the view to ask the Profiler suite to show an op in "
+                          "another tool: {'tool': 'trace' | 'op', 'op': name}.").tag(sync=True)
+    _linked = traitlets.Bool(False, help="Inside the suite: views show their link buttons."
+                             ).tag(sync=True)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
+from ._base import RequestWidget
 
 TABS = {
     "overview": ("Overview", ".overview", "Overview"),
@@ -63,7 +64,8 @@ class Profiler(ipywidgets.VBox):
                 widget = widget_class(self.profile)
             except ProfileError as exc:  # a tool that cannot run on this profile says why
                 widget = ipywidgets.Label(f"{name}: {exc}")
-            if hasattr(widget, "link"):
+            if isinstance(widget, RequestWidget):
+                widget._linked = True
                 widget.observe(self._on_link, names="link")
             self._tools[key] = widget
             children = list(self.tabs.children)

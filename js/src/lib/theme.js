@@ -15,3 +15,9 @@ export const THEME = `
   --xw-mono: var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace);
   font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
   font-size: 12px; color: var(--xw-fg); background: var(--xw-bg);`;
+
+/** The look of the suite's link buttons, shared by every view that shows them. */
+export const LINK_CSS = `
+.xw-link { font: inherit; font-size: 11px; margin-left: 8px; padding: 1px 6px; cursor: pointer;
+  color: var(--xw-accent); background: transparent; border: 1px solid var(--xw-accent); border-radius: 3px; }
+.xw-link:hover { background: var(--xw-accent); color: var(--xw-bg); }`;

@@ -17,7 +17,7 @@ function util(value, hasPeaks) {
 }
 
 /** The card's content for a `details` answer; onClose unpins it. */
-export function cardContent(d, pinned, onClose) {
+export function cardContent(d, pinned, onClose, link = null) {
   const rows = [
     ["Category", d.category],
     ["Program", d.program],
@@ -43,7 +43,7 @@ export function cardContent(d, pinned, onClose) {
     }
   }
   return [
-    h("div", { className: "xw-op-card-title" }, h("span", {}, d.name),
+    h("div", { className: "xw-op-card-title" }, h("span", {}, d.name), link,
       pinned ? h("button", { className: "xw-op-card-close", title: "unpin", onclick: onClose }, "×") : null),
     h("dl", {}, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     h("div", { className: "xw-op-card-section" }, "HLO"),

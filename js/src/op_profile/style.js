@@ -1,6 +1,6 @@
 // The widget's stylesheet, scoped under .xw-op-profile, themed by JupyterLab's CSS variables
 // (with fallbacks for other front ends).
-import { THEME } from "../lib/theme.js";
+import { LINK_CSS, THEME } from "../lib/theme.js";
 
 export const CSS = `
 .xw-op-profile {
@@ -63,4 +63,5 @@ export const CSS = `
 .xw-op-message { margin: 12px; padding: 10px 12px; border: 1px solid var(--xw-error); border-radius: 3px;
   color: var(--xw-fg); white-space: pre-wrap; overflow-wrap: anywhere; }
 .xw-op-message b { color: var(--xw-error); }
+${LINK_CSS}
 `;

@@ -5,6 +5,7 @@ import { embedItem, loadBokeh } from "../charts/bokeh.js";
 import { RequestError, request } from "../lib/transport.js";
 import { cardContent } from "./card.js";
 import { h } from "../lib/dom.js";
+import { linkButton } from "../lib/links.js";
 import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
 import { OpTable, rowsOf } from "./table.js";
@@ -233,7 +234,8 @@ export class OpProfileView {
       return;
     }
     if (this.showing !== op || this.disposed) return;
-    const content = cardContent(d, pinned, () => this.select(op)).flat(2).filter(Boolean);
+    const link = linkButton(this.model, "trace", d.name, "Show in Trace Viewer");
+    const content = cardContent(d, pinned, () => this.select(op), link).flat(2).filter(Boolean);
     this.card.replaceChildren(...content);
     this.card.dataset.op = String(op);
     this.card.hidden = false;

@@ -67,13 +67,13 @@ function flowList(title, flows, onGo, trackName) {
 }
 
 /** The details of one event (the `details` answer) as DOM. */
-export function detailsView(d, { trackName, onGo }) {
+export function detailsView(d, { trackName, onGo, link = null }) {
   const track = typeof d.track === "number" ? trackName(d.track) : d.track;
   const full = d.full_name && d.full_name !== d.name ? h("pre", { className: "xw-tv-hlo" }, d.full_name) : null;
   return h(
     "div",
     { className: "xw-tv-detail" },
-    h("div", { className: "xw-tv-title" }, String(d.name ?? "")),
+    h("div", { className: "xw-tv-title" }, String(d.name ?? ""), link),
     full,
     kvTable([
       ["Start", d.start_us !== undefined ? formatTime(d.start_us, 0.001) : undefined],

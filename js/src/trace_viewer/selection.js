@@ -2,7 +2,14 @@
 // table for several. Methods of TraceView (view.js).
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
+import { linkButton } from "../lib/links.js";
 import { aggregateRows, aggregateView, detailsView } from "./dom.js";
+
+/** The XLA op an event ran (TPU/GPU op lines carry per-op stats, CPU ops an hlo_op stat). */
+function xlaOpName(d) {
+  if (d.stats?.hlo_op) return String(d.stats.hlo_op);
+  return d.metadata_stats?.hlo_category !== undefined ? String(d.name) : null;
+}
 import { AXIS_H, DEPTH_H, TRACK_PAD } from "./layout.js";
 import { formatDuration } from "./timescale.js";
 
@@ -123,6 +130,7 @@ export const selectionMethods = {
         this.details.replaceChildren(detailsView(d, {
           trackName: (id) => this.trackNames.get(id) ?? String(id),
           onGo: (event) => this.goToEvent(event),
+          link: linkButton(this.model, "op", xlaOpName(d), "Open in Op Profile"),
         }));
         this.details.dataset.event = String(events[0]);
       }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));

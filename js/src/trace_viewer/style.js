@@ -1,6 +1,6 @@
 // The widget's stylesheet, scoped under .xw-trace-viewer, themed by JupyterLab's CSS variables
 // (with fallbacks for other front ends).
-import { THEME } from "../lib/theme.js";
+import { LINK_CSS, THEME } from "../lib/theme.js";
 
 export const CSS = `
 .xw-trace-viewer {
@@ -72,4 +72,5 @@ export const CSS = `
 .xw-tv-flows { margin: 0; padding-left: 16px; }
 .xw-trace-viewer .xw-tv-link { border: 0; padding: 0; background: none; color: var(--xw-accent);
   text-decoration: underline; }
+${LINK_CSS}
 `;
