@@ -258,6 +258,7 @@ class NotebookApp:
         page.goto(self.server.notebook_url(name), timeout=timeout * 1000)
         page.wait_for_function(KERNEL_IDLE, timeout=timeout * 1000)
         self.timings.add(self.name, "page load to kernel idle", time.perf_counter() - started)
+        page.add_style_tag(content=".Toastify { display: none !important; }")  # Lab's news toast
         page.evaluate(
             """() => {
                 window.__xwRunAllStart = performance.now();

@@ -43,7 +43,6 @@ def picture(page, widget, name: str) -> None:
 def open_widget(lab, name: str, source: str):
     cells = [f"import xprof_widgets as xw\nip = xw.InputPipeline({source})\nip"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
-    page.add_style_tag(content=".Toastify { display: none !important; }")
     lab.wait_ready(page, READY)
     return page, page.locator(".xw-ip")
 

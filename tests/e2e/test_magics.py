@@ -67,7 +67,6 @@ def trace_viewer_bundle() -> Path:
 @pytest.mark.e2e
 def test_cell_magic_profiles_the_cell_and_draws_its_trace(lab, trace_viewer_bundle):
     page = lab.open_and_run(lab.notebook("magic_cell.ipynb", CELLS))
-    page.add_style_tag(content=".Toastify { display: none !important; }")  # off the screenshot
     lab.wait_ready(page, READY, timeout=180)
     cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
     assert "xprof: profile " in cell.locator(".jp-OutputArea").inner_text()

@@ -47,7 +47,6 @@ def op_bundle():
 def open_profile(lab, name: str, source: str):
     cells = [f"import xprof_widgets as xw\nop = xw.OpProfile({source})\nop"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
-    page.add_style_tag(content=".Toastify { display: none !important; }")
     return page
 
 

@@ -82,7 +82,6 @@ def in_kernel(page, code: str) -> str:
 
 def hide_lab_toasts(page) -> None:
     """JupyterLab's "get notified about news?" toast would sit on top of screenshots."""
-    page.add_style_tag(content=".Toastify { display: none !important; }")
 
 
 def open_viewer(lab, name: str, source: str, height: int = 420, prelude: str = "",

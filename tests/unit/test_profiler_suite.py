@@ -67,3 +67,9 @@ def test_views_ask_the_suite_for_links(logdir):
     assert suite.tool("op").name_filter == f"^{re.escape(op_name)}$"
     suite.tool("op").link = {"tool": "trace", "op": op_name, "at": 2}
     assert suite.tabs.selected_index == 1 and viewer.selected_events
+
+
+def test_a_single_file_needs_no_pickers(tpu_path):
+    suite = xw.Profiler(tpu_path)
+    assert suite.run_picker is None and suite.host_picker is None
+    assert suite.children == (suite.tabs,)

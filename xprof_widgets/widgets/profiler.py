@@ -123,7 +123,8 @@ class Profiler(ipywidgets.VBox):
                                                   description="Run")
             self.run_picker.observe(lambda _: self._reopen(), names="value")
             pickers.append(self.run_picker)
-        hosts = list(runs.loc[runs["run"] == self.profile.run, "hosts"].iat[0]) if len(runs) else []
+        hosts = next((list(h) for r, h in zip(runs["run"], runs["hosts"], strict=True)
+                      if r == self.profile.run), self.profile.hosts)
         if self._path is not None and len(hosts) > 1:
             chosen = self.profile.hosts
             self.host_picker = ipywidgets.Dropdown(
