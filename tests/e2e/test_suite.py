@@ -10,8 +10,7 @@ TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
 
 @pytest.mark.e2e
 def test_an_op_card_link_opens_the_trace_viewer_on_that_op(lab):
-    cells = ["import xprof_widgets as xw\n"
-             f"suite = xw.Profiler({str(TPU)!r}, tool='op')\nsuite"]
+    cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(TPU)!r}, tool='op')\nsuite"]
     page = lab.open_and_run(lab.notebook("suite_links.ipynb", cells))
     lab.wait_ready(page, ".xw-op-profile[data-ready='1']")
     table = page.locator(".xw-op-profile")
@@ -34,8 +33,8 @@ def test_an_op_card_link_opens_the_trace_viewer_on_that_op(lab):
 
 @pytest.mark.e2e
 def test_the_overview_tab_draws_first(lab):
-    cells = ["import xprof_widgets as xw\n"
-             f"xw.Profiler({str(harness.REPO / 'tests' / 'data' / 'synthetic_tpu.xplane.pb')!r})"]
+    synthetic = harness.REPO / "tests" / "data" / "synthetic_tpu.xplane.pb"
+    cells = [f"import xprof_widgets as xw\nxw.Profiler({str(synthetic)!r})"]
     page = lab.open_and_run(lab.notebook("suite_overview.ipynb", cells))
     lab.wait_ready(page, ".xw-overview")
     page.wait_for_selector("[data-ready='1'] .xw-overview, .xw-overview", timeout=30_000)
