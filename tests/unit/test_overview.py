@@ -39,3 +39,12 @@ def test_a_profile_without_steps_says_how_to_mark_them(tpu_path):
 def test_the_overview_is_json_for_the_view(tpu_path):
     data = overview(xw.open_profile(tpu_path.parent / "synthetic_gpu.xplane.pb"))
     json.dumps(jsonable(data.to_dict()), allow_nan=False)
+
+
+def test_the_widget_names_and_colours_step_parts_as_the_input_pipeline_does(tpu_path):
+    from xprof_widgets.widgets.input_pipeline import PARTS
+    from xprof_widgets.widgets.overview import Overview
+
+    content = Overview(tpu_path.parent / "synthetic_tpu.xplane.pb")._overview()
+    parts = content["step_breakdown"]
+    assert [(p["part"], p["label"], p["color"]) for p in parts] == PARTS

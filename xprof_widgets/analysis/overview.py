@@ -18,13 +18,6 @@ from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pip
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
 TOP_OPS = 10
-_PART_LABELS = {
-    "compute_us": "compute",
-    "input_us": "waiting for input",
-    "host_to_device_us": "host to device",
-    "device_to_device_us": "device to device and collectives",
-    "other_us": "other",
-}
 
 
 @dataclass
@@ -95,7 +88,7 @@ def _steps(analysis: InputPipelineAnalysis) -> tuple[dict[str, Any] | None, pd.D
     if not len(steps):
         return None, pd.DataFrame(columns=["part", "avg_ms", "share"])
     total = float(steps["duration_us"].sum())
-    rows = [{"part": _PART_LABELS[c], "avg_ms": float(steps[c].mean()) / 1000,
+    rows = [{"part": c, "avg_ms": float(steps[c].mean()) / 1000,
              "share": float(steps[c].sum()) / total if total else 0.0} for c in STEP_PARTS]
     stats = analysis.step_time_stats()
     summary = {"count": len(steps), **{k: float(v) for k, v in stats.items()},

@@ -10,6 +10,7 @@ from ..analysis.overview import overview
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
+from .input_pipeline import PARTS
 
 
 class Overview(RequestWidget):
@@ -32,4 +33,9 @@ class Overview(RequestWidget):
 
     @handler("overview")
     def _overview(self) -> dict:
-        return jsonable(self.data.to_dict())
+        content = jsonable(self.data.to_dict())
+        looks = {column: (label, color) for column, label, color in PARTS}
+        for part in content["step_breakdown"]:  # the input pipeline's names and colours
+            part["label"], part["color"] = looks[part["part"]]
+        content["step_breakdown"].sort(key=lambda p: list(looks).index(p["part"]))
+        return content

@@ -5,8 +5,6 @@ import { h } from "../lib/dom.js";
 import { count, percent, time, utilizationColor } from "../lib/format.js";
 import { CSS } from "./style.js";
 
-const PART_COLORS = ["#1976d2", "#e53935", "#fb8c00", "#8e24aa", "#9e9e9e"];
-
 function tile(label, value) {
   return h("div", { className: "xw-ov-tile" },
     h("span", { className: "xw-ov-label" }, label), h("span", { className: "xw-ov-value" }, value));
@@ -28,13 +26,13 @@ function runCard(run) {
 function stepCard(steps, breakdown) {
   if (!steps) return null;
   const bar = h("div", { className: "xw-ov-bar", role: "img", "aria-label": "step time breakdown" },
-    breakdown.map((part, i) => h("span", {
-      title: `${part.part}: ${time(part.avg_ms * 1000)} (${percent(part.share)})`,
-      style: { width: `${Math.max(0, part.share) * 100}%`, background: PART_COLORS[i % PART_COLORS.length] },
+    breakdown.map((part) => h("span", {
+      title: `${part.label}: ${time(part.avg_ms * 1000)} (${percent(part.share)})`,
+      style: { width: `${Math.max(0, part.share) * 100}%`, background: part.color },
     })));
-  const legend = h("ul", { className: "xw-ov-legend" }, breakdown.map((part, i) =>
-    h("li", {}, h("span", { className: "xw-ov-swatch", style: { background: PART_COLORS[i % PART_COLORS.length] } }),
-      `${part.part} ${time(part.avg_ms * 1000)} (${percent(part.share)})`)));
+  const legend = h("ul", { className: "xw-ov-legend" }, breakdown.map((part) =>
+    h("li", {}, h("span", { className: "xw-ov-swatch", style: { background: part.color } }),
+      `${part.label} ${time(part.avg_ms * 1000)} (${percent(part.share)})`)));
   return h("section", { className: "xw-ov-card" }, h("h3", {}, "Step time"),
     h("div", { className: "xw-ov-tiles" },
       tile("Steps", count(steps.count)), tile("Average", time(steps.avg_ms * 1000)),
