@@ -1,0 +1,11 @@
+// The MemoryViewer widget's front end (anywidget module): module and memory-space pickers, the
+// peak summary, memory over program order and the buffers live at the peak, with a card for the
+// hovered buffer; data from xprof_widgets/widgets/memory_viewer.py.
+import { MemoryViewerView } from "./view.js";
+
+export default {
+  render({ model, el }) {
+    const view = new MemoryViewerView(model, el);
+    return () => view.dispose();
+  },
+};

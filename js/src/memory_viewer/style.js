@@ -1,0 +1,75 @@
+// The widget's stylesheet, scoped under .xw-mv, themed by JupyterLab's CSS variables (with
+// fallbacks for other front ends).
+export const CSS = `
+.xw-mv {
+  --xw-bg: var(--jp-layout-color0, #fff);
+  --xw-panel: var(--jp-layout-color1, #fafafa);
+  --xw-panel2: var(--jp-layout-color2, #eee);
+  --xw-fg: var(--jp-ui-font-color1, rgba(0,0,0,.87));
+  --xw-fg2: var(--jp-ui-font-color2, rgba(0,0,0,.6));
+  --xw-border: var(--jp-border-color2, #e0e0e0);
+  --xw-border1: var(--jp-border-color1, #bdbdbd);
+  --xw-accent: var(--jp-brand-color1, #1976d2);
+  --xw-error: var(--jp-error-color1, #d32f2f);
+  --xw-mono: var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace);
+  font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
+  font-size: 12px; color: var(--xw-fg); background: var(--xw-bg);
+  border: 1px solid var(--xw-border); border-radius: 3px; width: 100%; box-sizing: border-box;
+}
+.xw-mv * { box-sizing: border-box; }
+.xw-mv [hidden] { display: none !important; }
+.xw-mv-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; padding: 6px 10px;
+  border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
+.xw-mv-title { font-weight: 600; white-space: nowrap; }
+.xw-mv-source { color: var(--xw-fg2); overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  flex: 1 1 120px; min-width: 0; }
+.xw-mv-head label { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+.xw-mv select { font: inherit; color: var(--xw-fg); background: var(--xw-bg); border: 1px solid var(--xw-border1);
+  border-radius: 3px; padding: 2px 4px; height: 24px; max-width: 300px; }
+.xw-mv-status { padding: 4px 10px; color: var(--xw-fg2); }
+.xw-mv-status:empty { display: none; }
+.xw-mv-error { color: var(--xw-error); white-space: pre-wrap; }
+.xw-mv-message { margin: 10px; padding: 8px 12px; border-left: 3px solid #757575; background: var(--xw-panel);
+  line-height: 18px; max-width: 120ch; white-space: pre-wrap; }
+.xw-mv-message b { display: block; margin-bottom: 2px; }
+.xw-mv-summary { padding: 8px 10px; border-bottom: 1px solid var(--xw-border); }
+.xw-mv-tiles { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: baseline; }
+.xw-mv-tile { display: flex; flex-direction: column; min-width: 80px; }
+.xw-mv-tile-label { color: var(--xw-fg2); font-size: 11px; }
+.xw-mv-tile-value { font-size: 15px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.xw-mv-tile-sub { color: var(--xw-fg2); font-size: 11px; font-variant-numeric: tabular-nums; }
+.xw-mv-swatch { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 4px; }
+.xw-mv-peak { margin-top: 6px; color: var(--xw-fg2); }
+.xw-mv-peak code, .xw-mv-card code { font-family: var(--xw-mono); color: var(--xw-fg); }
+.xw-mv-chart { width: 100%; min-height: 40px; }
+.xw-mv-curve { padding: 4px 10px 0 10px; }
+.xw-mv-nocurve { margin: 6px 10px; color: var(--xw-fg2); }
+.xw-mv[data-curve="none"] .xw-mv-curve { display: none; }
+.xw-mv:not([data-curve="none"]) .xw-mv-nocurve { display: none; }
+.xw-mv-nopadding { margin: 8px 0 0 0; color: var(--xw-fg2); }
+.xw-mv[data-padding="none"] [data-chart="padding"] { display: none; }
+.xw-mv:not([data-padding="none"]) .xw-mv-nopadding { display: none; }
+.xw-mv-buffers { display: flex; gap: 10px; align-items: flex-start; padding: 4px 10px 10px 10px;
+  border-top: 1px solid var(--xw-border); }
+.xw-mv-bars { flex: 1 1 auto; min-width: 0; }
+.xw-mv-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: center; margin: 6px 0 2px 0;
+  color: var(--xw-fg2); }
+.xw-mv-hatch { display: inline-block; width: 12px; height: 9px; margin-right: 4px; border: 1px solid #888;
+  background: repeating-linear-gradient(135deg, #888 0 1px, transparent 1px 4px); }
+.xw-mv-card { flex: 0 0 330px; position: sticky; top: 4px; margin-top: 6px; padding: 8px 10px;
+  border: 1px solid var(--xw-border1); border-radius: 3px; background: var(--xw-panel); line-height: 17px; }
+.xw-mv-card-hint { color: var(--xw-fg2); }
+.xw-mv-card-title { font-family: var(--xw-mono); font-weight: 600; overflow-wrap: anywhere; margin-bottom: 4px; }
+.xw-mv-card-type { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; font-size: 11px;
+  margin-bottom: 6px; }
+.xw-mv-card dl { display: grid; grid-template-columns: auto 1fr; gap: 2px 10px; margin: 0; }
+.xw-mv-card dt { color: var(--xw-fg2); white-space: nowrap; }
+.xw-mv-card dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
+.xw-mv-card pre { font-family: var(--xw-mono); margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.xw-mv-card-op { margin-top: 8px; padding-top: 6px; border-top: 1px solid var(--xw-border); }
+.xw-mv-card button { font: inherit; margin-top: 4px; padding: 2px 8px; cursor: pointer; color: var(--xw-accent);
+  background: var(--xw-bg); border: 1px solid var(--xw-accent); border-radius: 3px; }
+.xw-mv-card-sent { color: var(--xw-fg2); font-size: 11px; }
+.xw-mv-card-pin { float: right; color: var(--xw-fg2); font-size: 11px; }
+@media (max-width: 760px) { .xw-mv-buffers { flex-direction: column; } .xw-mv-card { position: static; flex: none; width: 100%; } }
+`;
