@@ -12,11 +12,16 @@ loaded machine still measures faithfully) and from a parsed `xla.HloProto`, then
 `buffers()` on it (best of --repeat, warm, compiled); a fresh process's first analysis (import
 and the compiled-code cache load included); XProf's memory_viewer on the same module (fresh
 process, after its tool listing wrote the module's proto), when xprof is installed.
+
+A second table times the MemoryViewer widget switching to that module (from a small one in the
+same profile, nothing cached: the module's scan, its memory spaces, the analysis and the
+view's answer), returning to it (cached), and what the answer carries.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -27,7 +32,10 @@ from common import CACHE, measure, table, xprof_python
 from xprof_memory_reference import metadata_xspace
 
 from xprof_widgets.analysis import analyze_memory
-from xprof_widgets.profile.schema import HloProto
+from xprof_widgets.profile.open import open_profile
+from xprof_widgets.profile.schema import HloProto, XSpace
+from xprof_widgets.widgets._base import encode_response
+from xprof_widgets.widgets.memory_viewer import MemoryViewer
 
 F32, ALLOC, FREE, SHARE_WITH = 11, 0, 1, 2
 
@@ -164,6 +172,53 @@ def main() -> None:
                  "bytes CPU ms (best)", "message ms (best)", "message ms (median)",
                  "+timeline ms", "+buffers ms", "fresh process ms", "XProf memory_viewer ms",
                  "peak MiB"], rows))
+    print()
+    print(table(["logical buffers", "switch ms (best)", "switch ms (median)",
+                 "switch CPU ms (best)", "back (cached) ms", "curve points", "bars",
+                 "answer KiB"], [widget_switch_row(n, args.repeat) for n in args.buffers]))
+
+
+# ---- the MemoryViewer widget ------------------------------------------------------------------
+def widget_profile(n: int) -> Path:
+    """A profile holding a tiny module and the n-buffer one (an event, so that it opens)."""
+    path = CACHE / "memory" / f"widget_{n}.xplane.pb"
+    if not path.exists():
+        space = XSpace.FromString(metadata_xspace({
+            "jit_tiny_step(1)": synthetic_module(20), f"jit_bench_step_{n}(2)":
+                cached_module(n).read_bytes()}))
+        plane = space.planes.add(id=2, name="/host:CPU")
+        plane.event_metadata[1].id = 1
+        plane.event_metadata[1].name = "step"
+        plane.lines.add(id=1, name="python").events.add(metadata_id=1, duration_ps=1000)
+        path.write_bytes(space.SerializeToString())
+    return path
+
+
+def widget_switch_row(n: int, repeat: int) -> list:
+    """Python time of a switch in the widget: trait set and the view's `view` request."""
+    profile = open_profile(widget_profile(n))
+    big = f"jit_bench_step_{n}"
+
+    def switch(clock):
+        widget = MemoryViewer(profile, module="jit_tiny_step")  # nothing of the big one cached
+        start = clock()
+        widget.module = big
+        answer = widget._call("view", {})
+        return (clock() - start) * 1e3, widget, answer
+
+    switch(time.perf_counter)  # compiled code and chart templates warm
+    walls = [switch(time.perf_counter)[0] for _ in range(repeat)]
+    cpu = min(switch(time.process_time)[0] for _ in range(repeat))
+    _, widget, (content, buffers) = switch(time.perf_counter)
+    widget.module = "jit_tiny_step"
+    start = time.perf_counter()
+    widget.module = big
+    widget._call("view", {})
+    back = (time.perf_counter() - start) * 1e3
+    sent = sum(len(json.dumps(m)) + sum(b.nbytes for b in parts)
+               for m, parts in encode_response(1, content, buffers))
+    return [n, min(walls), statistics.median(walls), cpu, back, content["curve"]["points"],
+            max(len(o) for o in content["bars"]["orders"].values()), sent / 1024]
 
 
 if __name__ == "__main__":
