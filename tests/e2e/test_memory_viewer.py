@@ -72,7 +72,6 @@ def mv_bundle():
 def open_viewer(lab, name: str, source: str, extra: str = ""):
     cells = [f"import xprof_widgets as xw\nmv = xw.MemoryViewer({source}{extra})\nmv"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
-    page.add_style_tag(content=".Toastify { display: none !important; }")
     lab.wait_ready(page, READY)
     return page, page.locator(".xw-mv")
 
@@ -269,7 +268,6 @@ def test_memory_viewer_in_the_suite_links_to_the_trace(lab, mv_bundle):
     source = "import xprof_widgets as xw\nsuite = xw.Profiler('suite_logdir', tool='overview')"
     cells = [f"{source}\nsuite"]
     page = lab.open_and_run(lab.notebook("memory_viewer_suite.ipynb", cells))
-    page.add_style_tag(content=".Toastify { display: none !important; }")
     lab.wait_ready(page, "[data-ready='1']")
     page.locator(".lm-TabBar-tab", has_text="Memory Viewer").click()
     lab.wait_ready(page, READY)

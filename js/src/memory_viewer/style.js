@@ -1,19 +1,10 @@
 // The widget's stylesheet, scoped under .xw-mv, themed by JupyterLab's CSS variables (with
 // fallbacks for other front ends).
+import { THEME } from "../lib/theme.js";
+
 export const CSS = `
 .xw-mv {
-  --xw-bg: var(--jp-layout-color0, #fff);
-  --xw-panel: var(--jp-layout-color1, #fafafa);
-  --xw-panel2: var(--jp-layout-color2, #eee);
-  --xw-fg: var(--jp-ui-font-color1, rgba(0,0,0,.87));
-  --xw-fg2: var(--jp-ui-font-color2, rgba(0,0,0,.6));
-  --xw-border: var(--jp-border-color2, #e0e0e0);
-  --xw-border1: var(--jp-border-color1, #bdbdbd);
-  --xw-accent: var(--jp-brand-color1, #1976d2);
-  --xw-error: var(--jp-error-color1, #d32f2f);
-  --xw-mono: var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace);
-  font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
-  font-size: 12px; color: var(--xw-fg); background: var(--xw-bg);
+  ${THEME}
   border: 1px solid var(--xw-border); border-radius: 3px; width: 100%; box-sizing: border-box;
 }
 .xw-mv * { box-sizing: border-box; }
