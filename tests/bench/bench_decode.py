@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from common import XPROF_PUBLISHED, measure, synthetic_file, table, xprof_python, xprof_tool
-
-# What XProf's UI sends on its first trace_viewer@ request (profile_plugin.py defaults).
-XPROF_UI_PARAMS = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
+from common import measure, synthetic_file, table, xprof_python, xprof_trace_viewer
 
 DECODE = """
     t = time.perf_counter()
@@ -42,13 +39,7 @@ def main() -> None:
     for label in args.sizes:
         path = synthetic_file(label)
         ours = measure(DECODE.format(path=str(path)))
-        if xprof:
-            theirs = xprof_tool(xprof, path, "trace_viewer@", XPROF_UI_PARAMS)
-            x_s, x_mb, source = theirs["seconds"], theirs["peak_rss_mb"], "measured"
-        else:
-            published = XPROF_PUBLISHED[label]
-            x_s, x_mb, source = published["trace_viewer@ s"], published["trace_viewer@ MB"], \
-                "published"
+        x_s, x_mb, source = xprof_trace_viewer(label, path, xprof)
         rows.append([label, ours["events"], path.stat().st_size / 2**20, ours["seconds"],
                      ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
                      ours["kept_bytes"] / ours["events"], x_s, x_mb, source,

@@ -7,7 +7,9 @@ cached on disk). Columns: seconds from nothing to the first full-range window en
 index build and that window), peak RSS then, index bytes per event; window + encode times over
 a random walk of pans and zooms (p50/p95/max) and the largest answer; search times; the first
 flows request (edge list built) and peak RSS after it. The machine's load average is printed:
-take figures when it is low.
+take figures when it is low. XProf's first `trace_viewer@` call (what its UI sends first) on
+the same file stands beside ours when an interpreter has `xprof` (this one, --xprof-python or
+$XPROF_PYTHON); otherwise the figures FACTS.md records, marked "published".
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from common import SIZES, measure, synthetic_file, table
+from common import SIZES, measure, synthetic_file, table, xprof_python, xprof_trace_viewer
 
 RUN = """
     t0 = time.perf_counter()
@@ -76,7 +78,10 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["1e6", "5e6"], choices=list(SIZES))
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--width", type=int, default=1600)
+    parser.add_argument("--xprof-python", help="an interpreter with xprof installed")
+    parser.add_argument("--no-xprof", action="store_true", help="use the published figures")
     args = parser.parse_args()
+    xprof = None if args.no_xprof else xprof_python(args.xprof_python)
     paths = {label: synthetic_file(label) for label in args.sizes}
     # compile and cache every kernel once, outside the timings
     measure(RUN.format(path=str(paths[args.sizes[0]]), width=args.width, steps=3))
@@ -84,13 +89,14 @@ def main() -> None:
     for label in args.sizes:
         load = os.getloadavg()[0]
         r = measure(RUN.format(path=str(paths[label]), width=args.width, steps=args.steps))
+        x_s, x_mb, source = xprof_trace_viewer(label, paths[label], xprof)
         rows.append([label, r["events"], r["open_s"], r["build_s"], r["first_s"],
-                     r["rss_first"], r["index_b"], r["p50"], r["p95"], r["max"], r["max_kb"],
+                     r["rss_first"], x_s, x_mb, source, r["index_b"], r["p50"], r["p95"], r["max"], r["max_kb"],
                      r["search_sub"], r["search_sub_hits"], r["search_rare"], r["search_re"],
                      r["flows_s"], r["n_edges"], r["rss_flows"],
                      f"{load:.1f}/{os.getloadavg()[0]:.1f}"])
     print(table(["N", "events", "open s", "index s", "first window s", "peak RSS MB",
-                 "index B/event", "window p50 ms", "p95 ms", "max ms", "max answer KiB",
+                 "XProf first call s", "XProf RSS MB", "XProf figures", "index B/event", "window p50 ms", "p95 ms", "max ms", "max answer KiB",
                  "search 'fusion' ms", "hits", "search rare ms", "search regex ms",
                  "first flows s", "edges", "peak RSS w/ flows MB", "load before/after"],
                 rows))

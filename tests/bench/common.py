@@ -53,10 +53,24 @@ def measure(code: str, python: str = sys.executable) -> dict:
 def xprof_python(explicit: str | None = None) -> str | None:
     """An interpreter that can import xprof, or None."""
     for candidate in (explicit, os.environ.get("XPROF_PYTHON"), sys.executable):
-        if candidate and subprocess.run([candidate, "-c", "import xprof.convert"],
+        if candidate and subprocess.run([candidate, "-c", "import xprof.convert"], check=False,
                                         capture_output=True).returncode == 0:
             return candidate
     return None
+
+
+# What XProf's UI sends on its first trace_viewer@ request (profile_plugin.py defaults).
+XPROF_UI_PARAMS = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
+
+
+def xprof_trace_viewer(label: str, path: Path, xprof: str | None) -> tuple[float, float, str]:
+    """XProf's first trace_viewer@ call on `path`: (seconds, peak RSS MB, "measured"), or the
+    figures FACTS.md records for this size when no interpreter has xprof."""
+    if xprof:
+        theirs = xprof_tool(xprof, path, "trace_viewer@", XPROF_UI_PARAMS)
+        return theirs["seconds"], theirs["peak_rss_mb"], "measured"
+    published = XPROF_PUBLISHED[label]
+    return published["trace_viewer@ s"], published["trace_viewer@ MB"], "published"
 
 
 def xprof_tool(python: str, path: Path, tool: str, params: dict | None = None) -> dict:
