@@ -18,7 +18,7 @@ from xprof_widgets.errors import ProfileError
 from xprof_widgets.profile.schema import HloProto
 from xprof_widgets.widgets import memory_viewer
 from xprof_widgets.widgets._base import STATIC_DIR, encode_response
-from xprof_widgets.widgets.memory_viewer import MAX_BARS, MemoryViewer, decimate, memory_curve
+from xprof_widgets.widgets.memory_viewer import MAX_BARS, MemoryViewer, decimate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TPU = DATA / "tpu_v6e_inference.xplane.pb"
@@ -325,11 +325,11 @@ def test_decimate_keeps_every_bucket_extreme():
 def test_memory_curve_matches_the_timeline():
     """The view reads the curve without naming every step; it must equal timeline()'s."""
     analysis = analyze_memory(synthetic_module(300))
-    padded, unpadded = memory_curve(analysis)
+    padded, unpadded = analysis.curve()
     timeline = analysis.timeline()
     np.testing.assert_array_equal(padded, timeline["allocated_bytes"])
     np.testing.assert_array_equal(unpadded, timeline["allocated_unpadded_bytes"])
-    assert memory_viewer.step_instructions(analysis, np.array([0, 5])) == \
+    assert analysis.instructions_at(np.array([0, 5])) == \
         timeline["instruction"].astype(str)[[0, 5]].tolist()
 
 

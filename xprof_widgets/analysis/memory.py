@@ -471,13 +471,20 @@ class MemoryAnalysis:
         order"), padded and unpadded, with the instruction that step belongs to and its event."""
         return self._timeline.copy()
 
+    def curve(self) -> tuple[np.ndarray, np.ndarray]:
+        """Allocated bytes after each heap-simulator step, padded and unpadded: `timeline()`'s
+        columns without naming every step's instruction (see `instructions_at`)."""
+        summary = self.summary
+        return (self._heap + (summary["peak_bytes"] - int(self._sim_peak)),
+                self._heap_u + (summary["peak_unpadded_bytes"] - int(self._sim_peak_u)))
+
+    def instructions_at(self, steps: np.ndarray) -> list[str]:
+        """The instruction of each of these heap-simulator steps."""
+        return self._bufs.ba.texts(self._events[steps, 3:5])
+
     @cached_property
     def _timeline(self) -> pd.DataFrame:
-        summary = self.summary
-        base = summary["peak_bytes"] - int(self._sim_peak)
-        base_u = summary["peak_unpadded_bytes"] - int(self._sim_peak_u)
-        allocated = self._heap + base
-        allocated_u = self._heap_u + base_u
+        allocated, allocated_u = self.curve()
         return pd.DataFrame({
             "program_order": np.arange(len(self._events)),
             "instruction": self._instruction_names(),

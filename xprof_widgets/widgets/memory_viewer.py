@@ -284,21 +284,6 @@ def unit_of(peak_bytes: int) -> tuple[str, int]:
     return name, scale
 
 
-def memory_curve(analysis: MemoryAnalysis) -> tuple[np.ndarray, np.ndarray]:
-    """Allocated bytes after each heap-simulator step, padded and unpadded: the columns of
-    `analysis.timeline()` without naming every step's instruction (the view names only the
-    points it draws, which is what keeps a switch to a 100,000-buffer module fast)."""
-    s = analysis.summary
-    padded = analysis._heap + (s["peak_bytes"] - int(analysis._sim_peak))
-    unpadded = analysis._heap_u + (s["peak_unpadded_bytes"] - int(analysis._sim_peak_u))
-    return padded, unpadded
-
-
-def step_instructions(analysis: MemoryAnalysis, steps: np.ndarray) -> list[str]:
-    """The instruction of each of these heap-simulator steps."""
-    return analysis._bufs.ba.texts(analysis._events[steps, 3:5])
-
-
 def decimate(padded: np.ndarray, unpadded: np.ndarray, keep: int | None,
              buckets: int = MAX_BUCKETS) -> np.ndarray:
     """Steps to draw: all of them when few; else the first, the last, `keep` (the peak) and,
@@ -369,9 +354,9 @@ def view_data(analysis: MemoryAnalysis) -> tuple[dict, list[np.ndarray]]:
     `curve.names` for each point's instruction)."""
     s = analysis.summary
     unit, scale = unit_of(max(s["peak_bytes"], 1))
-    padded, unpadded = memory_curve(analysis)
+    padded, unpadded = analysis.curve()
     steps = decimate(padded, unpadded, s["peak_program_order"], MAX_BUCKETS)
-    names, codes = np.unique(np.asarray(step_instructions(analysis, steps), dtype=object),
+    names, codes = np.unique(np.asarray(analysis.instructions_at(steps), dtype=object),
                              return_inverse=True) if len(steps) else (np.array([]), steps)
     buffers = analysis.buffers()
     rows, orders = _bar_rows(buffers)
