@@ -148,3 +148,17 @@ def test_stat_ints_match_stat_column():
     assert present.sum() == 600
     assert [int(v >> np.uint64(2)) & (2**56 - 1) for v in packed[present]] == [
         f["id"] for f in unpacked]
+
+
+def test_a_window_carries_at_most_max_arrows(monkeypatch, tpu_path):
+    import xprof_widgets as xw
+    from xprof_widgets.trace import flows as flows_module
+    from xprof_widgets.trace import trace_index
+
+    index = trace_index(xw.open_profile(tpu_path))
+    everything = index.window(0.0, index.profile.duration_us, 1600, flows=True)
+    assert len(everything.flow_edges) > 10
+    monkeypatch.setattr(flows_module, "MAX_ARROWS", 10)
+    capped = index.window(0.0, index.profile.duration_us, 1600, flows=True)
+    assert len(capped.flow_edges) == 10
+    assert set(capped.flow_edges.tolist()) <= set(everything.flow_edges.tolist())
