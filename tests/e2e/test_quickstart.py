@@ -24,7 +24,9 @@ def stage(root: Path) -> Path:
 
 
 @pytest.mark.e2e
-def test_quickstart_runs_clean_in_jupyterlab(lab):
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_quickstart_runs_clean(app_fixture, request):
+    lab = request.getfixturevalue(app_fixture)
     page = lab.open_and_run(stage(lab.server.root))
     lab.wait_ready(page, "[data-ready='1']")
     page.wait_for_function(f"() => document.querySelectorAll(\"[data-ready='1']\").length >= "
@@ -37,4 +39,4 @@ def test_quickstart_runs_clean_in_jupyterlab(lab):
     assert any("HIGHLY" in t for t in texts)  # the demo's slow loader is found
     for k, widget in enumerate(page.locator("[data-ready='1']").all()):
         widget.scroll_into_view_if_needed()
-        harness.screenshot(widget, f"quickstart_{k}")
+        harness.screenshot(widget, f"quickstart_{app_fixture}_{k}")
