@@ -33,6 +33,17 @@ def timings(request):
     return timings
 
 
+@pytest.fixture(scope="session", autouse=True)
+def widget_bundles() -> Path:
+    """Every widget's bundle, rebuilt into xprof_widgets/static/ (where `_esm` reads it), so the
+    browser tests run the JavaScript as it is in js/src even without a reinstall."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("the e2e tests need Node.js to bundle the widgets")
+    subprocess.run([node, "build.mjs"], cwd=harness.REPO / "js", check=True, capture_output=True)
+    return harness.REPO / "xprof_widgets" / "static"
+
+
 @pytest.fixture(scope="session")
 def echo_bundle() -> Path:
     """Bundle tests/e2e/echo_widget.js (it imports the real transport and Bokeh loader)."""

@@ -307,3 +307,21 @@ def screenshot(locator, name: str) -> Path:
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOC_IMAGES / path.name)
     return path
+
+
+RUN_IN_KERNEL = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = "";
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === "stream") out += msg.content.text;
+    if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def run_in_kernel(page, code: str) -> str:
+    """Runs code in the open notebook's kernel (as the widget's own kernel sees it); its output."""
+    return page.evaluate(RUN_IN_KERNEL, code)

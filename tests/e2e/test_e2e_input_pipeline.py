@@ -3,8 +3,6 @@ steps, and op names that look like HTML."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 
 import harness
@@ -18,17 +16,6 @@ HTML_NAME = "load_<img src=x onerror=\"window.__xwPwned=1\">"
 COLUMN = """(i) => [...document.querySelectorAll('.xw-ip-table tbody tr')]
   .map((tr) => tr.children[i].textContent)"""
 
-
-@pytest.fixture(scope="session")
-def ip_bundle():
-    """Build the widget's bundle into xprof_widgets/static/ (where `_esm` reads it)."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("the e2e tests need Node.js to bundle the input pipeline widget")
-    out = harness.REPO / "xprof_widgets" / "static" / "input_pipeline.js"
-    subprocess.run([node, "build.mjs", f"src/input_pipeline.js={out}"], cwd=harness.REPO / "js",
-                   check=True, capture_output=True)
-    return out
 
 
 def picture(page, widget, name: str) -> None:
@@ -48,7 +35,7 @@ def open_widget(lab, name: str, source: str):
 
 
 @pytest.mark.e2e
-def test_input_pipeline_demo_profile(lab, ip_bundle):
+def test_input_pipeline_demo_profile(lab):
     page, widget = open_widget(lab, "input_pipeline", repr(str(DEMO)))
     badge = widget.locator(".xw-ip-badge")
     assert badge.inner_text() == "HIGHLY input-bound"
@@ -84,7 +71,7 @@ def test_input_pipeline_demo_profile(lab, ip_bundle):
 
 
 @pytest.mark.e2e
-def test_input_pipeline_without_steps_says_how_to_mark_them(lab, ip_bundle):
+def test_input_pipeline_without_steps_says_how_to_mark_them(lab):
     page, widget = open_widget(lab, "input_pipeline_no_steps", repr(str(TPU)))
     assert widget.locator(".xw-ip-badge").inner_text() == "No steps found"
     message = widget.locator(".xw-ip-nosteps").inner_text()
@@ -98,7 +85,7 @@ def test_input_pipeline_without_steps_says_how_to_mark_them(lab, ip_bundle):
 
 
 @pytest.mark.e2e
-def test_input_op_names_are_text(lab, ip_bundle):
+def test_input_op_names_are_text(lab):
     sys.path.insert(0, str(harness.REPO / "tests" / "unit"))
     from xspace_builder import build_xspace
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import harness
 import pytest
 
@@ -26,16 +22,6 @@ PAINTED = """([x0, y0]) => {
   return painted;
 }"""
 
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, silent: false, store_history: false});
-  let out = "";
-  future.onIOPub = (msg) => {
-    if (msg.header.msg_type === "stream") out += msg.content.text;
-  };
-  await future.done;
-  return out;
-}"""
 STEPS_IN_LAST_CAPTURE = (  # the cell's StepTraceAnnotations in the profile the magic showed
     "import xprof_widgets as xw\n"
     "logdir, run = get_ipython().magics_manager.registry['XprofMagics'].last\n"
@@ -52,24 +38,13 @@ CELLS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def trace_viewer_bundle() -> Path:
-    """The trace viewer's bundle in xprof_widgets/static/, where the widget's `_esm` reads it."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("the e2e tests need Node.js to bundle the trace viewer")
-    out = harness.REPO / "xprof_widgets" / "static" / "trace_viewer.js"
-    subprocess.run([node, "build.mjs", f"src/trace_viewer.js={out}"], cwd=harness.REPO / "js",
-                   check=True, capture_output=True)
-    return out
-
 
 @pytest.mark.e2e
-def test_cell_magic_profiles_the_cell_and_draws_its_trace(lab, trace_viewer_bundle):
+def test_cell_magic_profiles_the_cell_and_draws_its_trace(lab):
     page = lab.open_and_run(lab.notebook("magic_cell.ipynb", CELLS))
     lab.wait_ready(page, READY, timeout=180)
     cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
     assert "xprof: profile " in cell.locator(".jp-OutputArea").inner_text()
     assert page.evaluate(PAINTED, [LABEL_W + 2, AXIS_H + 2]) > 100
-    assert page.evaluate(RUN_IN_KERNEL, STEPS_IN_LAST_CAPTURE).strip() == "3"
+    assert harness.run_in_kernel(page, STEPS_IN_LAST_CAPTURE).strip() == "3"
     harness.screenshot(cell.locator(".xw-trace-viewer"), "magic_cell_trace")

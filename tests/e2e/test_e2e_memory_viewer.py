@@ -6,7 +6,6 @@ missing."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 
 import harness
@@ -17,17 +16,6 @@ CPU = harness.REPO / "tests" / "data" / "jax_cpu_demo.xplane.pb"
 TORCH = harness.REPO / "tests" / "data" / "torch_tiny_mlp.pt.trace.json.gz"
 READY = ".xw-mv[data-ready='1']"
 
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, silent: false, store_history: false});
-  let out = "";
-  future.onIOPub = (msg) => {
-    if (msg.header.msg_type === "stream") out += msg.content.text;
-    if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
-  };
-  await future.done;
-  return out;
-}"""
 
 # Page coordinates of bar `i` of a bar chart, from the Bokeh view that drew it: the middle of
 # the bar's x, just above the axis (the bars' hover answers anywhere on that vertical line).
@@ -56,17 +44,6 @@ FRAME_WIDTH = """(key) => {
   return plot.frame.bbox.width;
 }"""
 
-
-@pytest.fixture(scope="session")
-def mv_bundle():
-    """Build the widget's bundle into xprof_widgets/static/ (where `_esm` reads it)."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("the e2e tests need Node.js to bundle the memory viewer")
-    out = harness.REPO / "xprof_widgets" / "static" / "memory_viewer.js"
-    subprocess.run([node, "build.mjs", f"src/memory_viewer.js={out}"], cwd=harness.REPO / "js",
-                   check=True, capture_output=True)
-    return out
 
 
 def open_viewer(lab, name: str, source: str, extra: str = ""):
@@ -110,7 +87,7 @@ def canvases(widget, key: str) -> int:
 
 
 @pytest.mark.e2e
-def test_memory_viewer_tpu_charts_hover_switch(lab, mv_bundle):
+def test_memory_viewer_tpu_charts_hover_switch(lab):
     page, widget = open_viewer(lab, "memory_viewer_tpu", repr(str(TPU)))
     jit_f = "jit_f(12190760917235803885)"
     assert widget.get_attribute("data-module") == jit_f  # the largest peak: no step-like name
@@ -149,10 +126,10 @@ def test_memory_viewer_tpu_charts_hover_switch(lab, mv_bundle):
     op = name.split("{")[0]
     wanted = str({"tool": "trace", "op": op})
     for _ in range(50):  # the view sends {} and then the request, one message after the other
-        if page.evaluate(RUN_IN_KERNEL, "print(mv.link)").strip() == wanted:
+        if harness.run_in_kernel(page, "print(mv.link)").strip() == wanted:
             break
         page.wait_for_timeout(100)
-    assert page.evaluate(RUN_IN_KERNEL, "print(mv.link)").strip() == wanted
+    assert harness.run_in_kernel(page, "print(mv.link)").strip() == wanted
     assert "link = " in card.inner_text()
 
     # Switching the memory space redraws everything; SFlag has no padding: no padding chart.
@@ -177,18 +154,18 @@ def test_memory_viewer_tpu_charts_hover_switch(lab, mv_bundle):
     page.wait_for_function(f"() => ({FRAME_WIDTH})('padding') > 300", timeout=10_000)
 
     # From Python: the view follows the traits.
-    page.evaluate(RUN_IN_KERNEL, "mv.module = 'jit_f'; mv.memory_space = 'Host'")
+    harness.run_in_kernel(page, "mv.module = 'jit_f'; mv.memory_space = 'Host'")
     wait_drawn(page, jit_f, "Host")
     assert "15.00 GiB" in widget.locator(".xw-mv-summary").inner_text()
     assert widget.locator("select").first.input_value() == jit_f
-    page.evaluate(RUN_IN_KERNEL, "mv.memory_space = 'HBM'")
+    harness.run_in_kernel(page, "mv.memory_space = 'HBM'")
     wait_drawn(page, jit_f, "HBM")
     assert widget.get_attribute("data-curve") == "drawn"
     assert canvases(widget, "curve") >= 1
 
 
 @pytest.mark.e2e
-def test_memory_viewer_cpu_profile(lab, mv_bundle):
+def test_memory_viewer_cpu_profile(lab):
     page, widget = open_viewer(lab, "memory_viewer_cpu", repr(str(CPU)))
     assert widget.get_attribute("data-module") == "jit_train_step(4)"
     summary = widget.locator(".xw-mv-summary").inner_text()
@@ -201,7 +178,7 @@ def test_memory_viewer_cpu_profile(lab, mv_bundle):
 
 
 @pytest.mark.e2e
-def test_memory_viewer_without_hlo_protos_says_how_to_get_them(lab, mv_bundle):
+def test_memory_viewer_without_hlo_protos_says_how_to_get_them(lab):
     page, widget = open_viewer(lab, "memory_viewer_no_hlo", repr(str(TORCH)))
     assert widget.get_attribute("data-state") == "message"
     message = widget.locator(".xw-mv-message").inner_text()
@@ -212,7 +189,7 @@ def test_memory_viewer_without_hlo_protos_says_how_to_get_them(lab, mv_bundle):
 
 
 @pytest.mark.e2e
-def test_memory_viewer_module_without_buffer_assignment(lab, mv_bundle):
+def test_memory_viewer_module_without_buffer_assignment(lab):
     sys.path.insert(0, str(harness.REPO / "tests" / "unit"))
     from xspace_builder import build_xspace
 
@@ -235,7 +212,7 @@ def test_memory_viewer_module_without_buffer_assignment(lab, mv_bundle):
 
 
 @pytest.mark.e2e
-def test_memory_viewer_large_module(lab, mv_bundle):
+def test_memory_viewer_large_module(lab):
     """20,000 buffers, 400 live at a time: the curve is decimated, each bar chart bounded."""
     sys.path.insert(0, str(harness.REPO / "tests" / "unit"))
     from test_memory_viewer_widget import profile_with, synthetic_module
@@ -261,7 +238,7 @@ def test_memory_viewer_large_module(lab, mv_bundle):
 
 
 @pytest.mark.e2e
-def test_memory_viewer_in_the_suite_links_to_the_trace(lab, mv_bundle):
+def test_memory_viewer_in_the_suite_links_to_the_trace(lab):
     run = lab.server.root / "suite_logdir" / "plugins" / "profile" / "2026_11_29_00_00_00"
     run.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(CPU, run / "vm.xplane.pb")
@@ -280,5 +257,5 @@ def test_memory_viewer_in_the_suite_links_to_the_trace(lab, mv_bundle):
     page.wait_for_function("""() => [...document.querySelectorAll('.lm-TabBar-tab')]
         .some((t) => t.textContent.includes('Trace Viewer')
                      && t.classList.contains('lm-mod-current'))""", timeout=20_000)
-    assert page.evaluate(RUN_IN_KERNEL, "print(len(suite.tool('trace').selected_events) > 0)"
+    assert harness.run_in_kernel(page, "print(len(suite.tool('trace').selected_events) > 0)"
                          ).strip() == "True"

@@ -11,37 +11,12 @@ TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
 READY = ".xw-op-profile[data-ready='1']"
 ROOFLINE = ".xw-op-profile[data-roofline='1']"
 
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, silent: false, store_history: false});
-  let out = "";
-  future.onIOPub = (msg) => {
-    if (msg.header.msg_type === "stream") out += msg.content.text;
-    if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
-  };
-  await future.done;
-  return out;
-}"""
 
 # Labels of the visible rows of one kind, top to bottom.
 LABELS = """(kind) => [...document.querySelectorAll(
   `.xw-op-profile .xw-op-table tbody tr[data-kind='${kind}'] td.xw-op-name`)]
   .map((td) => td.title)"""
 
-
-@pytest.fixture(scope="session")
-def op_bundle():
-    """Build the widget's bundle into xprof_widgets/static/ (where `_esm` reads it)."""
-    import shutil
-    import subprocess
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("the e2e tests need Node.js to bundle the op profile")
-    out = harness.REPO / "xprof_widgets" / "static" / "op_profile.js"
-    subprocess.run([node, "build.mjs", f"src/op_profile.js={out}"], cwd=harness.REPO / "js",
-                   check=True, capture_output=True)
-    return out
 
 
 def open_profile(lab, name: str, source: str):
@@ -72,7 +47,7 @@ def wait_labels(page, kind: str, condition: str, timeout: float = 10_000) -> lis
 
 
 @pytest.mark.e2e
-def test_op_profile_table_card_sorting_grouping_roofline(lab, op_bundle):
+def test_op_profile_table_card_sorting_grouping_roofline(lab):
     page = open_profile(lab, "op_profile_tpu", repr(str(TPU)))
     lab.wait_ready(page, READY)
     widget = page.locator(".xw-op-profile")
@@ -137,7 +112,7 @@ def test_op_profile_table_card_sorting_grouping_roofline(lab, op_bundle):
     assert by_flops[:2] == ["loop fusion", "all-reduce"]
 
     # Grouping by program, from Python: the view follows the trait.
-    page.evaluate(RUN_IN_KERNEL, "op.sort_by = 'time'; op.group_by = 'program'")
+    harness.run_in_kernel(page, "op.sort_by = 'time'; op.group_by = 'program'")
     programs = wait_labels(page, "group", "l[0] === 'jit_f'")
     assert programs == ["jit_f", "jit__psum", "jit_broadcast_in_dim"]
     assert widget.locator(".xw-op-controls select").first.input_value() == "program"
@@ -146,11 +121,11 @@ def test_op_profile_table_card_sorting_grouping_roofline(lab, op_bundle):
     # The name filter (a regex) keeps matching ops only; Python sees the control too.
     widget.locator(".xw-op-controls input[type='search']").fill("^all-")
     wait_labels(page, "group", "l.length === 1 && l[0] === 'jit__psum'")
-    assert page.evaluate(RUN_IN_KERNEL, "print(op.name_filter)").strip() == "^all-"
+    assert harness.run_in_kernel(page, "print(op.name_filter)").strip() == "^all-"
 
 
 @pytest.mark.e2e
-def test_op_profile_without_ops_says_what_was_read(lab, op_bundle, tmp_path):
+def test_op_profile_without_ops_says_what_was_read(lab, tmp_path):
     import sys
 
     sys.path.insert(0, str(harness.REPO / "tests" / "unit"))
@@ -169,7 +144,7 @@ def test_op_profile_without_ops_says_what_was_read(lab, op_bundle, tmp_path):
 
 
 @pytest.mark.e2e
-def test_op_profile_of_a_cpu_profile_shows_no_invented_utilization(lab, op_bundle):
+def test_op_profile_of_a_cpu_profile_shows_no_invented_utilization(lab):
     import subprocess
     import sys
 

@@ -18,18 +18,6 @@ READY = ".xw-trace-viewer[data-ready='1']"
 AXIS_H, LABEL_W, SECTION_H, DEPTH_H, TRACK_PAD = 30, 210, 24, 18, 3
 HTML_NAME = "<img src=x onerror=alert(1)>"
 
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, silent: false, store_history: false});
-  let out = "";
-  future.onIOPub = (msg) => {
-    const type = msg.header.msg_type;
-    if (type === "stream") out += msg.content.text;
-    if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
-  };
-  await future.done;
-  return out;
-}"""
 
 # Distinct colours and non-background pixels of the timeline area of the canvas.
 CANVAS_PIXELS = """([x0, y0]) => {
@@ -61,34 +49,10 @@ COLOUR_PIXELS = """([r, g, b]) => {
 }"""
 
 
-@pytest.fixture(scope="session")
-def trace_bundle() -> Path:
-    """Build the widget's bundle into xprof_widgets/static/ (where `_esm` reads it)."""
-    import shutil
-    import subprocess
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("the e2e tests need Node.js to bundle the trace viewer")
-    out = harness.REPO / "xprof_widgets" / "static" / "trace_viewer.js"
-    subprocess.run([node, "build.mjs", f"src/trace_viewer.js={out}"], cwd=harness.REPO / "js",
-                   check=True, capture_output=True)
-    return out
-
-
-def in_kernel(page, code: str) -> str:
-    return page.evaluate(RUN_IN_KERNEL, code)
-
-
-def hide_lab_toasts(page) -> None:
-    """JupyterLab's "get notified about news?" toast would sit on top of screenshots."""
-
-
 def open_viewer(lab, name: str, source: str, height: int = 420, prelude: str = "",
                 before_ready=None):
     cells = [f"{prelude}import xprof_widgets as xw\ntv = xw.TraceViewer({source}, height={height})\ntv"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
-    hide_lab_toasts(page)
     if before_ready:
         before_ready(page)
     lab.wait_ready(page, READY)
@@ -123,7 +87,7 @@ def wait_window_change(page, before: tuple[float, float]) -> tuple[float, float]
 
 
 def kernel_window(page) -> tuple[float, float]:
-    return tuple(json.loads(in_kernel(page, "import json; print(json.dumps(list(tv.window)))")))
+    return tuple(json.loads(harness.run_in_kernel(page, "import json; print(json.dumps(list(tv.window)))")))
 
 
 def track_centre_y(summary_tracks: list[dict], track: int, depth: int = 0) -> float:
@@ -143,18 +107,18 @@ def track_centre_y(summary_tracks: list[dict], track: int, depth: int = 0) -> fl
 def tracks_of(page) -> list[dict]:
     code = ("import json; s = tv._summary['tracks']; "
             "print(json.dumps([dict(zip(s, v)) for v in zip(*s.values())]))")
-    return json.loads(in_kernel(page, code))
+    return json.loads(harness.run_in_kernel(page, code))
 
 
 def event_row(page, code: str) -> dict:
-    return json.loads(in_kernel(page, f"import json; r = {code}; print(r.to_json())"))
+    return json.loads(harness.run_in_kernel(page, f"import json; r = {code}; print(r.to_json())"))
 
 
 def show_event(page, widget, event: dict, margin: float = 0.5) -> None:
     """Move the view (from Python) so the event fills the middle of the timeline."""
     d = event["duration_us"]
     target = (event["start_us"] - margin * d, event["start_us"] + (1 + margin) * d)
-    in_kernel(page, f"tv.window = {target!r}")
+    harness.run_in_kernel(page, f"tv.window = {target!r}")
     page.wait_for_function(
         """([s, e]) => {
             const [a, b] = document.querySelector('.xw-trace-viewer').dataset.window.split(',');
@@ -173,7 +137,7 @@ def click_at(page, widget, x: float, y: float, modifier: str | None = None) -> N
 
 
 @pytest.mark.e2e
-def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
+def test_tpu_timeline_draws_navigates_selects_and_searches(lab):
     page, widget = open_viewer(lab, "trace_tpu", repr(str(TPU)))
     canvas = widget.locator("canvas")
     pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
@@ -212,7 +176,7 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
     title = widget.locator(".xw-tv-details .xw-tv-title")
     title.wait_for(timeout=10_000)
     assert title.inner_text() == module["name"]
-    assert json.loads(in_kernel(page, "print(tv.selected_events)")) == [module["event"]]
+    assert json.loads(harness.run_in_kernel(page, "print(tv.selected_events)")) == [module["event"]]
     harness.screenshot(widget, "trace_viewer_details")
 
     # Ctrl-click adds the same module's run on the next chip: the aggregate table appears.
@@ -223,7 +187,7 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
     table = widget.locator(".xw-tv-details .xw-tv-agg")
     table.wait_for(timeout=10_000)
     assert widget.get_attribute("data-selected") == "2"
-    selected = json.loads(in_kernel(page, "print(tv.selection['event'].tolist())"))
+    selected = json.loads(harness.run_in_kernel(page, "print(tv.selection['event'].tolist())"))
     assert sorted(selected) == sorted([module["event"], other["event"]])
     assert table.locator("tbody tr").count() >= 1
     harness.screenshot(widget, "trace_viewer_aggregate")
@@ -255,7 +219,7 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
     page.keyboard.press("1")
 
     # A selection made in Python shows in the view.
-    in_kernel(page, f"tv.selected_events = [{module['event']}]")
+    harness.run_in_kernel(page, f"tv.selected_events = [{module['event']}]")
     page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.selected "
                            "=== '1'", timeout=5_000)
 
@@ -288,7 +252,7 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
 
     # An answer that takes seconds (a busy kernel: ipykernel 7 still answers comms while a cell
     # sleeps, so the index itself is slowed): the view says so, then catches up.
-    in_kernel(page, "import time\n_window = tv.index.window\n"
+    harness.run_in_kernel(page, "import time\n_window = tv.index.window\n"
                     "tv.index.window = lambda *a, **k: (time.sleep(2), _window(*a, **k))[1]")
     widget.locator(".xw-tv-stage").focus()
     page.keyboard.press("0")  # the whole trace: a window the view has not fetched
@@ -296,7 +260,7 @@ def test_tpu_timeline_draws_navigates_selects_and_searches(lab, trace_bundle):
     assert "busy" in widget.locator(".xw-tv-banner").inner_text()
     harness.screenshot(widget, "trace_viewer_busy")
     page.wait_for_selector(".xw-trace-viewer:not([data-busy])", timeout=15_000)
-    in_kernel(page, "del tv.index.window")
+    harness.run_in_kernel(page, "del tv.index.window")
 
     # Dark theme: the canvas follows JupyterLab's colours.
     light_bg = page.evaluate(CANVAS_PIXELS, [0, 0])
@@ -346,7 +310,7 @@ def html_profile(path: Path) -> Path:
 
 
 @pytest.mark.e2e
-def test_html_names_are_text_and_flows_draw(lab, trace_bundle):
+def test_html_names_are_text_and_flows_draw(lab):
     dialogs: list[str] = []
     path = html_profile(lab.server.root / "html.xplane.pb")
     page, widget = open_viewer(lab, "trace_html", repr(str(path)), height=300)
@@ -365,7 +329,7 @@ def test_html_names_are_text_and_flows_draw(lab, trace_bundle):
     harness.screenshot(widget, "trace_viewer_html_names")
 
     # The flow toggle asks for flows and draws arrows (in the flow colour).
-    in_kernel(page, "tv.window = (0.0, 8000.0)")
+    harness.run_in_kernel(page, "tv.window = (0.0, 8000.0)")
     page.wait_for_timeout(600)
     flow_colour = [216, 67, 21]
     before = page.evaluate(COLOUR_PIXELS, flow_colour)
@@ -416,7 +380,7 @@ def drag(page, widget, x0: float, y0: float, x1: float, y1: float) -> None:
 
 
 @pytest.mark.e2e
-def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab, trace_bundle):
+def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab):
     path = chrome_trace(lab.server.root / "small.trace.json")
     progress: list[str] = []
 
@@ -453,7 +417,7 @@ def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab, trace_bundle)
     table.wait_for(timeout=10_000)
     names = sorted(table.locator("tbody td.xw-tv-name").all_inner_texts())
     assert names == ["compute", "load"]
-    selected = in_kernel(page, "import json; print(json.dumps(sorted(tv.selection['name'])))")
+    selected = harness.run_in_kernel(page, "import json; print(json.dumps(sorted(tv.selection['name'])))")
     assert json.loads(selected) == ["compute", "load"]
 
     # Timing tool: a drag marks an interval and says how long it is.
@@ -497,7 +461,7 @@ def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab, trace_bundle)
 
 
 @pytest.mark.e2e
-def test_draws_in_notebook7(notebook7, trace_bundle):
+def test_draws_in_notebook7(notebook7):
     page, widget = open_viewer(notebook7, "trace_nb7", repr(str(TPU)))
     pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
     assert pixels["colours"] > 20 and pixels["painted"] > 0.1 * pixels["total"], pixels
@@ -523,7 +487,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 @pytest.mark.e2e
-def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, trace_bundle, timings):
+def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, timings):
     """Measures (prints, never asserts) the draw time of a ~1600x900 canvas while W/D/A/S are
     held over a 2-host, 2e6-event synthetic TPU profile; checks no frame is blank meanwhile."""
     from xprof_widgets.synthetic import write_synthetic
@@ -535,7 +499,6 @@ def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, trace_bundle, tim
         f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(logdir)!r}, height=900)\ntv"]))
     page.set_viewport_size({"width": 1900, "height": 1250})
     page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
-    hide_lab_toasts(page)
     lab.wait_ready(page, READY, timeout=180)
     widget = page.locator(".xw-trace-viewer")
     page.wait_for_timeout(800)
