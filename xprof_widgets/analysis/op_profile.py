@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
+from ..profile.schema import MemoryAccessBreakdown
 from .hlo_cost import HloCosts, shape_padding
 
 PS_PER_US = 1_000_000
@@ -503,40 +504,12 @@ _RAW_COLUMNS = ["program", "program_id", "name", "category", "framework_op", "fl
 
 
 def _hbm_bytes(breakdown: Any) -> int | None:
-    """HBM bytes read + written from a serialized MemoryAccessBreakdown; None when absent.
-
-    MemoryAccessBreakdown { repeated MemoryAccessed memory_accessed = 1; } with MemoryAccessed
-    { operation_type = 1 (READ 1, WRITE 2); memory_space = 2 (HBM 1); bytes_accessed = 3 }.
-    """
+    """HBM bytes read + written from a serialized MemoryAccessBreakdown; None when absent."""
     if breakdown is None:
         return None
-    data = bytes(breakdown)
-    total, pos = 0, 0
-    while pos < len(data):
-        tag, pos = _varint(data, pos)
-        if tag != (1 << 3 | 2):
-            return total
-        length, pos = _varint(data, pos)
-        entry, end = {}, pos + length
-        while pos < end:
-            key, pos = _varint(data, pos)
-            value, pos = _varint(data, pos)
-            entry[key >> 3] = value
-        if entry.get(2) == _HBM and entry.get(1) in (_READ, _WRITE):
-            total += entry.get(3, 0)
-    return total
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while pos < len(data):
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-    return value, pos
+    accessed = MemoryAccessBreakdown.FromString(bytes(breakdown)).memory_accessed
+    return sum(m.bytes_accessed for m in accessed
+               if m.memory_space == _HBM and m.operation_type in (_READ, _WRITE))
 
 
 def _program_names(profile: Any) -> dict[int, str]:

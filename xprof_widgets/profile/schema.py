@@ -48,6 +48,10 @@ _XSPACE = {
                        ("stats", 5, "XStat", True), ("child_id", 6, "int64", True)],
     "XStatMetadata": [("id", 1, "int64", False), ("name", 2, "string", False),
                       ("description", 3, "string", False)],
+    # The bytes of the `memory_access_breakdown` stat on TPU op metadata.
+    "MemoryAccessBreakdown": [("memory_accessed", 1, "MemoryAccessed", True)],
+    "MemoryAccessed": [("operation_type", 1, "int32", False), ("memory_space", 2, "int64", False),
+                       ("bytes_accessed", 3, "int64", False)],
 }
 _ONEOFS = {
     "XEvent": ("data", ["offset_ps", "num_occurrences"]),
@@ -182,10 +186,12 @@ def _message_classes(fdp: descriptor_pb2.FileDescriptorProto, names: list[str]) 
     return [get_class(pool.FindMessageTypeByName(f"{fdp.package}.{n}")) for n in names]
 
 
-XSpace, XPlane, XLine, XEvent, XStat, XEventMetadata, XStatMetadata = _message_classes(
+(XSpace, XPlane, XLine, XEvent, XStat, XEventMetadata, XStatMetadata,
+ MemoryAccessBreakdown) = _message_classes(
     _file_descriptor("xprof_widgets/xplane.proto", "tensorflow.profiler", _XSPACE, _ONEOFS,
                      _MAP_ENTRIES),
-    ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata"],
+    ["XSpace", "XPlane", "XLine", "XEvent", "XStat", "XEventMetadata", "XStatMetadata",
+     "MemoryAccessBreakdown"],
 )
 (HloProto, HloModuleProto, HloInstructionProto, ShapeProto, BufferAssignmentProto,
  HeapSimulatorTrace, StackFrameIndexProto) = _message_classes(
