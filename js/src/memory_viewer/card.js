@@ -4,6 +4,9 @@ import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { typeColor } from "./colors.js";
 
+/** Buffers defined by instructions that never run as ops, so the trace has nothing to show. */
+const NO_EVENTS = new Set(["parameter", "constant"]);
+
 export const CARD_HINT = "Hover a bar to see its buffer here and its lifetime on the memory chart; click to pin it.";
 
 /** Bytes in binary units, the exact count on hover. */
@@ -33,8 +36,9 @@ export function cardContent(rows, i, { pinned, onLink, onUnpin, linkSent }) {
   const op = instruction === null ? null : h("div", { className: "xw-mv-card-op" },
     "Defined by ", h("code", {}, instruction),
     rows.opcode[i] && !instruction.startsWith(rows.opcode[i]) ? ` (${rows.opcode[i]})` : "", h("br"),
-    h("button", { type: "button", className: "xw-mv-link", title: "set this widget's `link` trait; the "
-      + "Profiler suite opens the op in its Trace Viewer", onclick: () => onLink(instruction) }, "show in Trace Viewer"),
+    NO_EVENTS.has(type) ? h("span", { className: "xw-mv-muted" }, `a ${type}: no op runs for it`)
+      : h("button", { type: "button", className: "xw-mv-link", title: "set this widget's `link` trait; the "
+        + "Profiler suite opens the op in its Trace Viewer", onclick: () => onLink(instruction) }, "show in Trace Viewer"),
     linkSent ? h("div", { className: "xw-mv-card-sent" }, `link = {tool: "trace", op: "${instruction}"}`) : null);
   return [
     pinned ? h("a", { className: "xw-mv-card-pin", href: "#", onclick: (e) => { e.preventDefault(); onUnpin(); } },

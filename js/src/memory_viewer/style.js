@@ -18,6 +18,7 @@ export const CSS = `
 .xw-mv select { font: inherit; color: var(--xw-fg); background: var(--xw-bg); border: 1px solid var(--xw-border1);
   border-radius: 3px; padding: 2px 4px; height: 24px; max-width: 300px; }
 .xw-mv-status { padding: 4px 10px; color: var(--xw-fg2); }
+.xw-mv-muted { color: var(--xw-fg2); }
 .xw-mv-status:empty { display: none; }
 .xw-mv-error { color: var(--xw-error); white-space: pre-wrap; }
 .xw-mv-message { margin: 10px; padding: 8px 12px; border-left: 3px solid #757575; background: var(--xw-panel);
