@@ -114,4 +114,5 @@ def pytest_terminal_summary(terminalreporter):
     if rows:
         terminalreporter.section("browser timings")
         for app, what, seconds in rows:
-            terminalreporter.write_line(f"{app:12} {what:40} {seconds:6.2f} s")
+            shown = f"{seconds:6.2f} s" if seconds >= 0.1 else f"{seconds * 1000:6.1f} ms"
+            terminalreporter.write_line(f"{app:12} {what:40} {shown}")
