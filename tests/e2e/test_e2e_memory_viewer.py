@@ -261,5 +261,9 @@ def test_memory_viewer_in_the_suite_links_to_the_trace(lab):
     page.wait_for_function("""() => [...document.querySelectorAll('.lm-TabBar-tab')]
         .some((t) => t.textContent.includes('Trace Viewer')
                      && t.classList.contains('lm-mod-current'))""", timeout=20_000)
+    # The suite selects the op's runs once the trace index is built (seconds on a fresh machine,
+    # where numba compiles it): wait for the view to show the selection, then ask the kernel.
+    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
+                           "?.dataset.selected || 0) > 0", timeout=60_000)
     assert harness.run_in_kernel(page, "print(len(suite.tool('trace').selected_events) > 0)"
-                         ).strip() == "True"
+                                 ).strip() == "True"
