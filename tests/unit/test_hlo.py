@@ -141,7 +141,7 @@ def test_module_from_message_bytes_and_module_proto_agree():
     data = TPU["jit_f(12190760917235803885)"]
     proto = HloProto.FromString(data)
     modules = [HloModule(data), HloModule(proto), HloModule(proto.hlo_module)]
-    assert len({(m.name, m.program_id, m.n_instructions) for m in modules}) == 1
+    assert len({(m.name, m.program_id, len(m.instructions)) for m in modules}) == 1
     assert [BufferAssignmentProto.FromString(m.buffer_assignment_bytes)
             for m in modules[:2]] == [proto.buffer_assignment] * 2
     assert modules[2].buffer_assignment_bytes is None
@@ -249,11 +249,11 @@ def test_module_lookup():
     assert HloModule(data).program_id == 12  # the module's own id when none is given
     proto = HloProto.FromString(data)
     upb = [i for c in proto.hlo_module.computations for i in c.instructions]
-    assert module.n_instructions == len(upb)
+    assert len(module.instructions) == len(upb)
     target = upb[-1]
     assert module.instruction(target.name) == target
     assert module.instruction(target.id) == target
-    assert module.instruction_name(module.row(target.id)) == target.name
+    assert module.instructions["name"].iat[module.row(target.id)] == target.name
     with pytest.raises(ProfileError, match="tpu.xplane.pb: module jit_f has no instruction 'x'"):
         module.instruction("x")
     with pytest.raises(ProfileError, match="no instruction 123456"):
@@ -277,12 +277,12 @@ def test_instructions_table():
 
 def test_source_from_stack_frames_and_metadata():
     module = HloModule(CPU["jit_train_step(30)"])
-    meta = module.op_metadata("dot.1")
-    assert meta["op_name"] == "jit(train_step)/transpose(jvp())/transpose"
-    assert meta["source"] == "mlp_train.py:14"  # the innermost frame of its stack trace
+    dot = module.instruction("dot.1")
+    assert dot.metadata.op_name == "jit(train_step)/transpose(jvp())/transpose"
+    assert module.source_of(dot) == "mlp_train.py:14"  # the innermost frame of its stack trace
     synthetic = HloModule(REF.synthetic_modules()["jit_padded_step(7)"])
-    assert synthetic.op_metadata("e")["source"] == "model.py:16"  # OpMetadata only
-    assert synthetic.op_metadata("s")["source"] == ""
+    assert synthetic.source_of(synthetic.instruction("e")) == "model.py:16"  # OpMetadata only
+    assert synthetic.source_of(synthetic.instruction("s")) == ""
 
 
 def test_unpadded_of_buffers():

@@ -662,11 +662,6 @@ class HloModule:
             self._proto = None
         return self._ba_bytes
 
-    @property
-    def n_instructions(self) -> int:
-        """Instructions in all computations."""
-        return len(self._inst)
-
     def rows_of_ids(self, ids: np.ndarray) -> np.ndarray:
         """Instruction rows (positions in `instructions`) of instruction ids; -1 where unknown."""
         return self._id_index(ids)
@@ -695,11 +690,6 @@ class HloModule:
         s, e = self._inst[row, 2:4]
         return HloInstructionProto.FromString(self._data[s:e])
 
-    def instruction_name(self, row: int) -> str:
-        """The name of the instruction at a row of `instructions`."""
-        s, e = self._inst[row, 4:6]
-        return self._text(s, e)
-
     def shape_unpadded(self, rows: np.ndarray, shape_index: np.ndarray,
                        index_spans: np.ndarray) -> np.ndarray:
         """Unpadded bytes of subshapes: rows[k]'s shape at shape_index[first:first+count] where
@@ -725,14 +715,6 @@ class HloModule:
                     return f"{frames.file_names[loc.file_name_id - 1]}:{loc.line}"
         meta = instruction.metadata
         return f"{meta.source_file}:{meta.source_line}" if meta.source_file else ""
-
-    def op_metadata(self, key: int | str) -> dict[str, Any]:
-        """OpMetadata of an instruction: op_type, op_name (the framework op), source."""
-        instruction = self.instruction(key)
-        meta = instruction.metadata
-        return {"op_type": meta.op_type, "op_name": meta.op_name,
-                "source_file": meta.source_file, "source_line": meta.source_line,
-                "source": self.source_of(instruction)}
 
     @cached_property
     def instructions(self) -> pd.DataFrame:

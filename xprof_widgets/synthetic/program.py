@@ -150,7 +150,6 @@ class _Builder:
         self.peak_flops, self.peak_bw = peak_flops, peak_bw
         self.instrs: list[Instr] = []
         self._counts: dict[str, int] = {}
-        self._shapes: dict[str, tuple[int, tuple[int, ...]]] = {}
 
     def _name(self, opcode: str) -> str:
         n = self._counts.get(opcode, 0)

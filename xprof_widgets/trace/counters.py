@@ -40,9 +40,6 @@ class CounterIndex:
             _build(self.values, self.block_min, self.block_max)
         self._slot = {int(t): k for k, t in enumerate(ids.tolist())}
 
-    def is_counter(self, track: int) -> bool:
-        return int(track) in self._slot
-
     def query(self, track_ids: np.ndarray, lo: int, hi: int, px: float, width: int
               ) -> tuple[np.ndarray, ...]:
         """Points of the given counter tracks over [lo, hi] ps: (n per track, t_ps, min, max,
