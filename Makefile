@@ -12,6 +12,7 @@ IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 .PHONY: test test-js test-pb-compat demo install chromium
 
 test: install chromium test-js test-pb-compat
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests -q
 
 $(PY):
