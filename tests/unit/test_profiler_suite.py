@@ -73,3 +73,16 @@ def test_a_single_file_needs_no_pickers(tpu_path):
     suite = xw.Profiler(tpu_path)
     assert suite.run_picker is None and suite.host_picker is None
     assert suite.children == (suite.tabs,)
+
+
+def test_the_suite_analyses_the_profile_once(logdir, monkeypatch):
+    from xprof_widgets.analysis import op_profile
+
+    calls = []
+    real = op_profile._analyze
+    monkeypatch.setattr(op_profile, "_analyze", lambda *a: calls.append(a) or real(*a))
+    suite = xw.Profiler(logdir, host="a")  # the Overview reads the op profile
+    assert suite.tool("overview").data.top_ops.shape[0] > 0
+    suite.tool("op")
+    assert len(calls) == 1
+    assert suite.tool("trace").index is suite.tool("trace").index  # one trace index too

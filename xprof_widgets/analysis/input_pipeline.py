@@ -182,7 +182,13 @@ _ADVICE = {
 
 def analyze_input_pipeline(profile: Profile,
                            input_pattern: str = DEFAULT_INPUT_PATTERN) -> InputPipelineAnalysis:
-    """Per-step input share and host input operations of `profile` (see the module doc)."""
+    """Per-step input share and host input operations of `profile` (see the module doc);
+    computed once per pattern and profile."""
+    return profile.memo(("input_pipeline", input_pattern),
+                        lambda: _analyze(profile, input_pattern))
+
+
+def _analyze(profile: Profile, input_pattern: str) -> InputPipelineAnalysis:
     steps = find_steps(profile)
     host = _host_input_events(profile, input_pattern, steps.step_tracks)
     ops, breakdown = _op_table(profile, host)

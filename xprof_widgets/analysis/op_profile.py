@@ -285,6 +285,12 @@ def analyze_op_profile(profile: Any, peak_tflops: float | None = None,
     `peak_tflops` (TFLOP/s of one core/device) and `peak_gbps` (GB/s of its memory) replace the
     peaks the profile states, or supply them where it states none (CPU).
     """
+    return profile.memo(("op_profile", peak_tflops, peak_gbps),
+                        lambda: _analyze(profile, peak_tflops, peak_gbps))
+
+
+def _analyze(profile: Any, peak_tflops: float | None,
+             peak_gbps: float | None) -> OpProfileAnalysis:
     collected = _collect_tpu(profile) or _collect_gpu(profile) or _collect_host(profile)
     if collected is None:
         raise ProfileError(_nothing_found(profile))

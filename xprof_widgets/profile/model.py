@@ -8,8 +8,9 @@ are integer picoseconds after the earliest event, so nothing is lost to float ro
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from ..errors import ProfileError
 from .trace_data import HostTrace
 
 PS_PER_US = 1_000_000
+T = TypeVar("T")
 
 
 class Profile:
@@ -99,6 +101,15 @@ class Profile:
         table["max_depth"] = np.maximum.reduceat(self.depth, first).astype(np.int64)
         table.index.name = "track"
         return table[columns]
+
+    # ---- derived data shared by the tools ----------------------------------------------------
+    def memo(self, key: tuple, build: Callable[[], T]) -> T:
+        """`build()` once per key for this profile: the trace index and the analyses are made
+        once and shared by every widget on the profile (the suite's tabs, the overview)."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
 
     # ---- metadata -------------------------------------------------------------------------
     @cached_property

@@ -41,18 +41,13 @@ from .flows import KINDS, FlowIndex
 from .search import MAX_HITS, SearchResult, search
 from .window import Window
 
-_ATTRIBUTE = "_xw_trace_index"
 _RMQ_LEVELS = 3
 
 
 def trace_index(profile: Profile, progress: Callable[[float], None] | None = None
                 ) -> TraceIndex:
     """The profile's `TraceIndex`, built on first use and kept on the profile."""
-    index = profile.__dict__.get(_ATTRIBUTE)
-    if index is None:
-        index = TraceIndex(profile, progress)
-        profile.__dict__[_ATTRIBUTE] = index
-    return index
+    return profile.memo(("trace_index",), lambda: TraceIndex(profile, progress))
 
 
 class TraceIndex:
