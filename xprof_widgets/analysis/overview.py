@@ -71,6 +71,7 @@ def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
         "source": profile.source,
         "run": profile.run,
         "hosts": list(profile.hosts),
+        "device_kind": device.get("device_kind") or ("CPU" if devices.empty else "device"),
         "device_type": device.get("device_type") or ("CPU only" if devices.empty else
                                                      devices["name"].iat[0]),
         "devices": int(device.get("devices") or len(devices)),

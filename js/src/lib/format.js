@@ -74,3 +74,9 @@ export function ms(value) {
 export function pct(value, digits = 1) {
   return value === null || value === undefined ? DASH : `${value.toFixed(digits)}%`;
 }
+
+/** "TPU v6 Lite × 4"; on a CPU the count is of XLA threads, not devices. */
+export function deviceLabel(kind, type, count) {
+  if (kind === "CPU") return `${type} (${count} XLA thread${count === 1 ? "" : "s"})`;
+  return count > 1 ? `${type} × ${count}` : type;
+}

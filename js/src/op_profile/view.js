@@ -69,7 +69,7 @@ export class OpProfileView {
       "div",
       { className: "xw-op-overview" },
       h("div", { className: "xw-op-tiles" },
-        tile("Device", `${s.device_type}${s.devices > 1 ? ` ×${s.devices}` : ""}`, peak),
+        tile("Device", fmt.deviceLabel(s.device_kind, s.device_type, s.devices), peak),
         tile("Total device time", fmt.time(s.total_time_us), "summed over cores / devices / threads"),
         tile("Idle", fmt.percent(s.idle_share), "time no op ran"),
         tile("FLOPS utilization", s.has_peaks ? fmt.percent(s.flops_utilization) : "no peak",

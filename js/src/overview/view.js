@@ -2,7 +2,7 @@
 // Everything from the profile is set as text (h() makes text nodes), never as HTML.
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
-import { count, percent, time, utilizationColor } from "../lib/format.js";
+import { count, deviceLabel, percent, time, utilizationColor } from "../lib/format.js";
 import { CSS } from "./style.js";
 
 function tile(label, value) {
@@ -12,7 +12,7 @@ function tile(label, value) {
 
 function runCard(run) {
   const tiles = [
-    tile("Device", `${run.device_type}${run.devices > 1 ? ` × ${run.devices}` : ""}`),
+    tile("Device", deviceLabel(run.device_kind, run.device_type, run.devices)),
     tile("Hosts", run.hosts.join(", ")),
     tile("Profile length", time(run.duration_ms * 1000)),
     tile("Events", count(run.events)),
