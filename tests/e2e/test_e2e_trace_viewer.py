@@ -462,11 +462,26 @@ def test_counters_tools_filter_and_collapse_on_a_chrome_trace(lab):
 
 
 @pytest.mark.e2e
-def test_draws_in_notebook7(notebook7):
+def test_draws_in_notebook7_and_follows_the_wheel(notebook7):
     page, widget = open_viewer(notebook7, "trace_nb7", repr(str(TPU)))
     pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
     assert pixels["colours"] > 20 and pixels["painted"] > 0.1 * pixels["total"], pixels
     harness.screenshot(widget, "trace_viewer_notebook7")
+
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.move(box["x"] + LABEL_W + (box["width"] - LABEL_W) / 2, box["y"] + AXIS_H + 40)
+    start, end = view_window(widget)
+    page.keyboard.down("Control")  # Ctrl + wheel zooms around the mouse
+    page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
+    zoomed = wait_window_change(page, (start, end))
+    assert zoomed[1] - zoomed[0] < 0.8 * (end - start)
+    assert start <= zoomed[0] and zoomed[1] <= end  # around the mouse, inside the old view
+    page.mouse.wheel(300, 0)  # a horizontal wheel pans later in time
+    panned = wait_window_change(page, zoomed)
+    assert panned[0] > zoomed[0]
+    assert panned[1] - panned[0] == pytest.approx(zoomed[1] - zoomed[0], rel=1e-6)
+    assert kernel_window(page) == pytest.approx(panned, rel=1e-6)  # synced to Python
 
 
 DRAW_TIMES = "() => performance.getEntriesByName('xw-trace-draw').map((e) => e.duration)"
