@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 from google.protobuf.message import DecodeError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_reference import REF
 
 from xprof_widgets.errors import ProfileError
 from xprof_widgets.profile.hlo import (
@@ -34,15 +34,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 F32, S32, BF16, S4, PRED, TUPLE, TOKEN = 11, 4, 16, 21, 1, 13, 17
 
 
-def _load_reference():
-    path = os.path.join(ROOT, "tests", "bench", "xprof_memory_reference.py")
-    spec = importlib.util.spec_from_file_location("xprof_memory_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REF = _load_reference()
 TPU = REF.hlo_protos(os.path.join(ROOT, "tests", "data", "tpu_v6e_inference.xplane.pb"))
 CPU = REF.hlo_protos(os.path.join(ROOT, "tests", "data", "expected",
                                   "memory_jax_cpu_mlp.hlo.xplane.pb"))

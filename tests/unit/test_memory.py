@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from memory_reference import REF
 
 from xprof_widgets.analysis import analyze_memory, default_module, memory_spaces
 from xprof_widgets.errors import ProfileError
@@ -22,16 +22,6 @@ EXPECTED = os.path.join(ROOT, "tests", "data", "expected")
 MIB = 1 << 20
 
 
-def _load_reference():
-    """tests/bench/xprof_memory_reference.py: the profile helpers and the synthetic modules."""
-    path = os.path.join(ROOT, "tests", "bench", "xprof_memory_reference.py")
-    spec = importlib.util.spec_from_file_location("xprof_memory_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REF = _load_reference()
 PROFILES = {
     "tpu_v6e_inference": os.path.join(ROOT, "tests", "data", "tpu_v6e_inference.xplane.pb"),
     "jax_cpu_mlp": os.path.join(EXPECTED, "memory_jax_cpu_mlp.hlo.xplane.pb"),
