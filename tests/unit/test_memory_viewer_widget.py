@@ -145,7 +145,7 @@ def test_default_module_spaces_and_lists(tpu_profile):
 
 def test_cpu_profile_prefers_the_training_step():
     mv = MemoryViewer(CPU)
-    assert mv.module == "jit_train_step(4)" and mv.memory_space == "HBM"
+    assert mv.module == "jit_train_step(8)" and mv.memory_space == "HBM"
 
 
 def test_setting_module_and_space_from_python(tpu_profile):
@@ -174,7 +174,7 @@ def test_setting_module_and_space_from_python(tpu_profile):
 def test_a_repeated_name_picks_the_module_default_module_prefers():
     mv = MemoryViewer(CPU)
     mv.module = "jit_stage"  # four modules share it: the one with the largest peak (8 MiB)
-    assert mv.module == "jit_stage(1)"
+    assert mv.module == "jit_stage(4)"
 
 
 def test_constructor_choices(tpu_profile):

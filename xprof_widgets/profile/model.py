@@ -96,9 +96,8 @@ class Profile:
         end = table["end_event"].to_numpy(np.int64)
         table["n_events"] = end - first
         table["start_us"] = self.start_ps[first] / PS_PER_US
-        ends = self.start_ps + self.duration_ps
-        table["end_us"] = np.maximum.reduceat(ends, first) / PS_PER_US if len(ends) else 0.0
-        table["max_depth"] = np.maximum.reduceat(self.depth, first).astype(np.int64)
+        table["end_us"] = _range_max(self.start_ps + self.duration_ps, first, end) / PS_PER_US
+        table["max_depth"] = _range_max(self.depth, first, end).astype(np.int64)
         table.index.name = "track"
         return table[columns]
 
@@ -271,10 +270,11 @@ class Profile:
     # ---- HLO ------------------------------------------------------------------------------
     @cached_property
     def hlo_modules(self) -> pd.DataFrame:
-        """HLO modules whose protos the profile carries: program_id, name, host."""
-        rows = [{"program_id": pid, "name": name, "host": h.host}
+        """HLO modules whose protos the profile carries: program_id, name, host, and `label`,
+        XProf's name for the module (`jit_train_step(32)`)."""
+        rows = [{"program_id": pid, "name": name, "host": h.host, "label": f"{name}({pid})"}
                 for h in self._hosts for pid, (name, _) in sorted(h.hlo_protos.items())]
-        return pd.DataFrame(rows, columns=["program_id", "name", "host"])
+        return pd.DataFrame(rows, columns=["program_id", "name", "host", "label"])
 
     def hlo_proto(self, module: int | str) -> Any:
         """The `xla.HloProto` of a module, by program id or name, decoded on demand."""
@@ -288,10 +288,9 @@ class Profile:
     def _hlo_entry(self, module: int | str) -> tuple[int, str, bytes, str]:
         for h in self._hosts:
             for pid, (name, data) in h.hlo_protos.items():
-                if module in (pid, name):
+                if module in (pid, name, f"{name}({pid})"):
                     return pid, name, data, h.source
-        known = ", ".join(f"{n} ({p})" for p, n in zip(self.hlo_modules["program_id"],
-                                                        self.hlo_modules["name"], strict=True))
+        known = ", ".join(self.hlo_modules["label"])
         raise ProfileError(f"{self.source}: no HLO proto for module {module!r}. The profile "
                            f"carries: {known or 'none'}. " + _HLO_HINT)
 
@@ -311,6 +310,17 @@ class Profile:
         return (f"<Profile {self.source!r} run={self.run!r} hosts={len(self.hosts)} "
                 f"sections={kinds} tracks={len(self.tracks)} events={self.n_events:,} "
                 f"duration={self.duration_us / 1000:.3f} ms>")
+
+
+def _range_max(values: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """max(values[first[k]:end[k]]) for non-empty ranges given in any order (tracks are listed
+    in display order, which is not the order their events are stored in)."""
+    order = np.argsort(first, kind="stable")
+    edges = np.stack([first[order], end[order]], axis=1).ravel()
+    padded = np.append(values, values[:1])  # reduceat needs every edge < len
+    out = np.empty(first.shape[0], values.dtype)
+    out[order] = np.maximum.reduceat(padded, edges)[::2]
+    return out
 
 
 _HLO_HINT = ("HLO protos are written into `/host:metadata` by jax.profiler.trace on every "

@@ -1,17 +1,33 @@
-"""The order XProf shows sections and tracks in: devices by number, then hosts, then the rest."""
+"""The order XProf's trace viewer shows planes and lines in, and which of them it shows.
+
+XProf numbers each shown plane (a trace "process") and sorts by that number: device planes
+(GPU planes, or TPU planes when there is no GPU) at 1 + the plane's id, custom planes at 501 +
+id, then the `/host:CPU` planes in name order from 701. Inside a plane, counters come first (its
+trace viewer draws a process's counters above its threads), then lines (trace "threads") by their
+display id, else their id, read as a uint32. Planes XProf does not show (the
+Python tracer, CUPTI, task environment) follow here, by name: we keep their events visible.
+"""
 
 from __future__ import annotations
 
 import re
 
-# Device lines in the order the trace viewer stacks them; unknown lines follow by id.
-_DEVICE_LINE_ORDER = [
-    "Steps", "Sparse Core Steps", "XLA Modules", "Sparse Core Modules", "XLA Ops",
-    "Sparse Core Ops", "Async XLA Ops", "XLA TraceMe", "Framework Ops", "TensorFlow Ops",
-    "Framework Name Scope", "TensorFlow Name Scope", "Source code", "Host Offload Ops",
-    "Launch Stats", "Tensor Core Sync Flag", "_counters_",
-]
-_DEVICE_RE = re.compile(r"/device:([A-Z_]+):(\d+)(.*)")
+HOST_THREADS = "/host:CPU"
+GPU_PREFIX = "/device:GPU:"
+TPU_PREFIX = "/device:TPU:"
+CUSTOM_PREFIX = "/device:CUSTOM:"
+_FIRST_DEVICE, _LAST_DEVICE = 1, 500
+_FIRST_CUSTOM = _LAST_DEVICE + 1
+_HOST_THREADS_ID = _LAST_DEVICE + 200 + 1
+_NOT_SHOWN_BY_XPROF = 1 << 40
+
+INTERNAL_EVENTS = frozenset({
+    "MemoryAllocation", "MemoryDeallocation", "PrefetchProduce", "PrefetchConsume",
+    "ParallelInterleaveProduce", "ParallelInterleaveConsume",
+    "ParallelInterleaveInitializeInput", "ParallelMapProduce", "ParallelMapConsume",
+    "MapAndBatchProduce", "MapAndBatchConsume", "ParseExampleProduce", "ParseExampleConsume",
+})
+"""Event names XProf keeps out of the trace viewer (allocator and tf.data bookkeeping)."""
 
 
 def natural_key(text: str) -> tuple:
@@ -28,21 +44,27 @@ def plane_kind(name: str) -> str:
     return "other"
 
 
-def plane_sort_key(name: str) -> tuple:
-    match = _DEVICE_RE.match(name)
-    if match:
-        kind, number, rest = match.groups()
-        return (0, kind != "TPU", kind, int(number), natural_key(rest))
-    if name == "/host:CPU":
-        return (1, 0, name)
-    if name.startswith("/host:"):
-        return (1, 1, name)
-    return (2, 0, name)
+def plane_sort_keys(planes: list[tuple[str, int]]) -> list[tuple]:
+    """Sort keys of a file's planes, given as (name, plane id), in XProf's process order."""
+    names = [name for name, _ in planes]
+    has_gpu = any(n.startswith(GPU_PREFIX) for n in names)
+    device_prefix = GPU_PREFIX if has_gpu else TPU_PREFIX
+    hosts = sorted(n for n in names if n.startswith(HOST_THREADS))
+    keys = []
+    for name, plane_id in planes:
+        if name.startswith(device_prefix):
+            pid = _FIRST_DEVICE + plane_id
+            pid = pid if pid <= _LAST_DEVICE else _FIRST_DEVICE
+        elif name.startswith(CUSTOM_PREFIX):
+            pid = _FIRST_CUSTOM + plane_id
+        elif name.startswith(HOST_THREADS):
+            pid = _HOST_THREADS_ID + hosts.index(name)
+        else:
+            pid = _NOT_SHOWN_BY_XPROF
+        keys.append((pid, natural_key(name)))
+    return keys
 
 
-def line_sort_key(section_kind: str, name: str, line_id: int) -> tuple:
-    if section_kind == "device":
-        rank = _DEVICE_LINE_ORDER.index(name) if name in _DEVICE_LINE_ORDER else len(
-            _DEVICE_LINE_ORDER)
-        return (rank, natural_key(name), line_id)
-    return (0, natural_key(name), line_id)
+def line_sort_key(line_id: int, display_id: int) -> int:
+    """A line's place in its plane: its display id, else its id, as XProf's uint32 tid."""
+    return (display_id or line_id) & 0xFFFF_FFFF

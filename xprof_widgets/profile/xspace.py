@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
 from . import _wire
-from .ordering import line_sort_key, plane_kind, plane_sort_key
+from .ordering import INTERNAL_EVENTS, line_sort_key, plane_kind, plane_sort_keys
 from .schema import XEvent, XPlane, XSpace
 from .stats import stats_dict, unpack_flow
 from .trace_data import HostTrace, Section, Track
@@ -27,6 +27,7 @@ _WIRE_ERRORS = {
 }
 _SKIPPED_PLANES = {"/host:metadata"}
 _HLO_PROTO_STAT = "Hlo Proto"
+_PROGRAM_ID_SUFFIX = re.compile(r"(.*)\((\d+)\)", re.DOTALL)
 _COUNTER_LINES = {"_counters_"}
 _UINT64 = (1 << 64) - 1
 
@@ -99,6 +100,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     stat_names: list[dict[int, str]] = []
     hlo_protos: dict[int, tuple[str, bytes]] = {}
 
+    plane_keys = plane_sort_keys([(plane.name, plane.id) for plane in headers])
     for k, plane in enumerate(headers):
         names_of_stats = {sid: sm.name for sid, sm in plane.stat_metadata.items()}
         stat_names.append(names_of_stats)
@@ -107,7 +109,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         section_of_plane[k] = len(sections)
         sections.append(Section(name=plane.name, kind=plane_kind(plane.name),
                                 stats=stats_dict(plane.stats, names_of_stats),
-                                sort_key=plane_sort_key(plane.name)))
+                                sort_key=plane_keys[k]))
         ids = np.fromiter(plane.event_metadata.keys(), np.int64, len(plane.event_metadata))
         ids.sort()
         rows = np.arange(len(names), len(names) + ids.shape[0], dtype=np.int64)
@@ -135,7 +137,18 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     for k in range(lines.shape[0]):
         lo, hi = lines[k, 5], lines[k, 6]
         start[lo:hi] += (int(lines[k, 3]) - base_ns) * 1000
-    bounds = np.ascontiguousarray(lines[:, 5:7])
+    # Each line becomes a track of the events XProf draws, plus one of the events it keeps
+    # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
+    internal = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))[meta_rows]
+    group = np.repeat(np.arange(lines.shape[0], dtype=np.int64) * 2, lines[:, 6] - lines[:, 5])
+    group += internal
+    if internal.any():
+        moved = np.argsort(group, kind="stable")
+        meta_rows, record = meta_rows[moved], record[moved]
+        start[:], duration[:] = start[moved], duration[moved]
+    group_end = np.cumsum(np.bincount(group, minlength=2 * lines.shape[0]))
+    bounds = np.stack([group_end - np.bincount(group, minlength=2 * lines.shape[0]),
+                       group_end], axis=1)
     depth = np.empty(start.shape[0], np.int16)
     perm = _wire.order_and_depth(start, duration, bounds, depth)
     if perm.shape[0]:
@@ -143,18 +156,19 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         record = record[perm]
 
     tracks: list[Track] = []
-    for k in range(lines.shape[0]):
+    for g in range(bounds.shape[0]):
+        k, hidden = divmod(g, 2)
         plane_index, line_id, display_id = (int(v) for v in lines[k, :3])
-        lo, hi = int(lines[k, 5]), int(lines[k, 6])
+        lo, hi = int(bounds[g, 0]), int(bounds[g, 1])
         if lo == hi or headers[plane_index].name in _SKIPPED_PLANES:
             continue
         ns, ne, ds, de = line_names[k]
         name = data[ds:de].decode("utf-8", "replace") or data[ns:ne].decode("utf-8", "replace")
+        kind = "hidden" if hidden else "counter" if name in _COUNTER_LINES else "slices"
         tracks.append(Track(
-            section=section_of_plane[plane_index], name=name or f"line {line_id}",
-            kind="counter" if name in _COUNTER_LINES else "slices", first=lo, end=hi,
-            sort_key=line_sort_key(sections[section_of_plane[plane_index]].kind, name,
-                                   display_id or line_id)))
+            section=section_of_plane[plane_index], name=name or f"line {line_id}", kind=kind,
+            first=lo, end=hi, sort_key=(kind != "counter", line_sort_key(line_id, display_id),
+                                        hidden)))
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
@@ -200,14 +214,31 @@ def _short_name(name: str) -> str:
 
 
 def _hlo_protos(plane: Any, stat_names: dict[int, str]) -> dict[int, tuple[str, bytes]]:
+    """Program id -> (module name, serialized HloProto), ids as XProf reads them.
+
+    The id is the `(N)` ending the metadata's name, else its `program_id` stat, else the
+    metadata id: JAX numbers the metadata 1..n in its own order, so that id alone is not the
+    id the ops' `program_id` stats use.
+    """
     out = {}
     for mid, md in plane.event_metadata.items():
-        for stat in md.stats:
-            if stat_names.get(stat.metadata_id) == _HLO_PROTO_STAT:
-                # The key is an int64 on the wire; program ids (the ops' uint64 `program_id`
-                # stat) use all 64 bits, so read it back as unsigned.
-                out[int(mid) & _UINT64] = (re.sub(r"\(\d+\)$", "", md.name),
-                                           bytes(stat.bytes_value))
+        stats = {stat_names.get(stat.metadata_id): stat for stat in md.stats}
+        proto = stats.get(_HLO_PROTO_STAT)
+        if proto is None:
+            continue
+        suffix = _PROGRAM_ID_SUFFIX.fullmatch(md.name)
+        program = stats.get("program_id")
+        if suffix:
+            pid = int(suffix.group(2))
+        elif program is not None and program.WhichOneof("value") in ("int64_value",
+                                                                     "uint64_value"):
+            pid = getattr(program, program.WhichOneof("value"))
+        else:
+            pid = int(mid)
+        # Ids travel as int64 on the wire; program ids (the ops' uint64 `program_id` stat)
+        # use all 64 bits, so keep them unsigned.
+        name = suffix.group(1) if suffix else md.name
+        out[pid & _UINT64] = (name, bytes(proto.bytes_value))
     return out
 
 

@@ -61,6 +61,7 @@ class TraceIndex:
         tracks = profile.tracks
         self.track_section = tracks["section_id"].to_numpy(np.int64)
         is_slices = (tracks["kind"] == "slices").to_numpy()
+        self.is_counter = (tracks["kind"] == "counter").to_numpy()
         first = tracks["first_event"].to_numpy(np.int64)
         end = tracks["end_event"].to_numpy(np.int64)
         self.track_depths = np.where(is_slices, tracks["max_depth"].to_numpy(np.int64) + 1, 0)
@@ -193,7 +194,7 @@ class TraceIndex:
 
         (seg, s_start, s_end, s_count, s_event), n_events = self.runs(
             self.segments(ids), lo, hi, px)
-        counter_ids = ids[self.track_depths[ids] == 0]
+        counter_ids = ids[self.is_counter[ids]]
         counts, c_t, c_min, c_max, c_last = self.counters.query(counter_ids, lo, hi, px, width)
         summary = self._summaries(sections, lo, hi, px)
         edges = self._flow_edges(ids, lo, hi, px) if flows else np.empty(0, np.int64)

@@ -180,7 +180,7 @@ class TraceViewer(RequestWidget):
 
 def summarize(profile: Profile) -> dict:
     """The synced description of a profile: sections and tracks (columnar), its time range."""
-    tracks = profile.tracks
+    tracks = profile.tracks[profile.tracks["kind"] != "hidden"]  # as XProf: not drawn
     used = sorted(set(tracks["section_id"].tolist()))
     sections = profile.sections.loc[used]
     return {
