@@ -105,12 +105,13 @@ def run(shell, source: str):
 
 
 def ran(widget, name: str) -> bool:
-    """Whether the widget's profile holds an event of that name.
+    """Whether the widget's profile holds an event of that name (a step root: of that name and
+    a step number, as XProf names steps).
 
     A call of a jitted function `f` is a host event `PjitFunction(f)`. (`jit_f(<id>)` is only
     a metadata row carrying the HLO, listed for every program compiled in the process so far,
     so it does not tell what ran during the capture.)"""
-    return len(widget.profile.events(name=f"^{re.escape(name)}$")) > 0
+    return len(widget.profile.events(name=f"^{re.escape(name)}(?: \\d+)?$")) > 0
 
 
 def free_port() -> int:

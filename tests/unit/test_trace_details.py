@@ -17,9 +17,9 @@ FIXTURE = Path(__file__).parent.parent / "data" / "tpu_v6e_inference.xplane.pb"
 
 
 def nested_profile():
-    # parent [0, 1000); children [100, 300), [250, 1200) (runs past the parent: clipped) and
-    # [400, 450) inside the second (depth 2: not a direct child); next parent [2000, 2100)
-    # with a child at its very start.
+    # parent [0, 1000) with a child [100, 300); "late" [300, 1200) starts inside the parent but
+    # runs past it, so it is the parent's sibling (depth 0, overlapping it) as XProf nests them;
+    # its child [400, 450) lies in both spans; next parent [2000, 2100) with a child at its start.
     events = [("parent", 0, 1000, {"step_num": 3}), ("child", 100, 200, {}),
               ("late", 300, 900, {}), ("grandchild", 400, 50, {}),
               ("next", 2000, 100, {}), ("first", 2000, 30, {})]
@@ -30,16 +30,23 @@ def event_named(profile, name: str) -> int:
     return int(np.flatnonzero(profile.display_names[profile.meta] == name)[0])
 
 
-def test_self_time_subtracts_direct_children_clipped_to_the_event():
+def test_self_time_subtracts_the_time_covered_one_level_down():
     profile = nested_profile()
     index = TraceIndex(profile)
-    assert profile.depth[event_named(profile, "late")] == 1
-    assert profile.depth[event_named(profile, "grandchild")] == 2
-    # children cover [100, 300) and [300, 1000) of the parent: 900 of its 1000 ps
-    assert self_time_ps(index, event_named(profile, "parent")) == 100
+    assert profile.depth[event_named(profile, "late")] == 0
+    assert profile.depth[event_named(profile, "grandchild")] == 1
+    # one level down, [100, 300) and [400, 450) fall in the parent's span: 250 of its 1000 ps
+    assert self_time_ps(index, event_named(profile, "parent")) == 750
     assert self_time_ps(index, event_named(profile, "late")) == 900 - 50
     assert self_time_ps(index, event_named(profile, "grandchild")) == 50
     assert self_time_ps(index, event_named(profile, "next")) == 70
+
+
+def test_overlapping_children_are_counted_once():
+    events = [("parent", 0, 1000, {}), ("a", 100, 400, {}), ("b", 300, 700, {})]
+    profile = open_planes([{"name": "/host:CPU", "lines": [{"name": "main", "events": events}]}])
+    assert profile.depth.tolist() == [0, 1, 1]  # a and b overlap: siblings
+    assert self_time_ps(TraceIndex(profile), 0) == 1000 - 900
 
 
 def test_self_time_on_the_fixture_matches_a_brute_force_sum():

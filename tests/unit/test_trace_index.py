@@ -40,13 +40,15 @@ def check_contract(profile, window) -> None:
             mine = [r for r in rows if r[0] == track and r[1] == depth]
             assert len(mine) <= 3 * window.width_px + 5  # bounded by pixels
             assert sum(r[4] for r in mine) == ev.shape[0]  # counts add up
-            assert all(a[3] <= b[2] for a, b in pairwise(mine))
+            assert all(a[2] <= b[2] and a[3] <= b[3] for a, b in pairwise(mine))  # in order
+            ends = start[ev] + dur[ev]
+            if (start[ev][1:] >= ends[:-1]).all():  # siblings apart: so are their runs
+                assert all(a[3] <= b[2] for a, b in pairwise(mine))
             singles = {r[5] for r in mine if r[4] == 1}
             for e in ev[dur[ev] >= px].tolist():  # no event of 1 px or more is lost
                 assert e in singles
             edges_end = {r[3] for r in mine}
             edges_start = {r[2] for r in mine}
-            ends = start[ev] + dur[ev]
             for k in np.flatnonzero(start[ev][1:] - ends[:-1] >= px).tolist():
                 assert ends[k] in edges_end and start[ev][k + 1] in edges_start  # gap kept
     assert n_in_window == window.events_in_window

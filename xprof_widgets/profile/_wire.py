@@ -231,12 +231,19 @@ def order_and_depth(start, duration, line_bounds, depth):
 
     Returns the permutation applied, so callers can reorder companion columns, or an empty
     array when every line was already ordered (the common case: no n-sized allocation).
-    Depth follows a stack of open events: an event sits one level below the innermost event
-    still open at its start.
+    Depth follows a stack of earlier events: an event sits one level below the innermost one
+    that contains it (ends no earlier than it does), as XProf's trace viewer nests slices. An
+    event that overlaps an earlier one without fitting in it (tracers write such pairs: JAX's
+    step annotation ends 2 us after a Python frame it starts in) is its sibling, not its child.
+    Siblings may so overlap, but one never holds another: an event that an earlier event at its
+    depth would contain (possible only below such an overlap) goes one level deeper, so starts
+    and ends both ascend at every depth. Instants (zero duration) hold nothing.
     """
     n = start.shape[0]
     perm = np.empty(0, dtype=np.int64)
     stack_end = np.empty(n, dtype=np.int64)
+    stack_depth = np.empty(n, dtype=np.int64)
+    last_end = np.empty(n + 1, dtype=np.int64)  # per depth: the end of its latest event
     for k in range(line_bounds.shape[0]):
         lo = line_bounds[k, 0]
         hi = line_bounds[k, 1]
@@ -256,12 +263,22 @@ def order_and_depth(start, duration, line_bounds, depth):
             duration[lo:hi] = duration[lo:hi][local]
             perm[lo:hi] = lo + local
         top = 0
+        used = 0  # depths seen on this line
         for i in range(lo, hi):
-            while top > 0 and stack_end[top - 1] <= start[i]:
+            end = start[i] + duration[i]
+            while top > 0 and stack_end[top - 1] < end:
                 top -= 1
-            depth[i] = min(top, 32767)
-            stack_end[top] = start[i] + duration[i]
-            top += 1
+            d = stack_depth[top - 1] + 1 if top > 0 else 0
+            while d < used and last_end[d] > end:
+                d += 1
+            if d == used:
+                used += 1
+            last_end[d] = end
+            depth[i] = min(d, 32767)
+            if duration[i] > 0:  # an instant holds nothing
+                stack_end[top] = end
+                stack_depth[top] = d
+                top += 1
     return perm
 
 

@@ -15,7 +15,14 @@ from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
 from . import _wire
-from .ordering import INTERNAL_EVENTS, line_sort_key, plane_kind, plane_sort_keys
+from .derived import MetadataRows, name_steps, threadpool_regions
+from .ordering import (
+    HOST_THREADS,
+    INTERNAL_EVENTS,
+    line_sort_key,
+    plane_kind,
+    plane_sort_keys,
+)
 from .schema import XEvent, XPlane, XSpace
 from .stats import stats_dict, unpack_flow
 from .trace_data import HostTrace, Section, Track
@@ -50,7 +57,7 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
     record = np.empty(n_events, np.int64)
     _scan(buf, (planes, spans, lines, line_names, meta, offset, duration, record), source)
 
-    if len(data) < 2**32:  # a file under 4 GiB needs 4 bytes per record offset, not 8
+    if len(data) < 2**32 - 1:  # a file under 4 GiB needs 4 bytes per record offset, not 8
         record = record.astype(np.uint32)
     space = _parse_header(XSpace, data, spans[spans[:, 0] == -1], source)
     headers = [_parse_header(XPlane, data, spans[spans[:, 0] == k], source)
@@ -137,15 +144,25 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     for k in range(lines.shape[0]):
         lo, hi = lines[k, 5], lines[k, 6]
         start[lo:hi] += (int(lines[k, 3]) - base_ns) * 1000
+    rows = MetadataRows(names, display_names, meta_section, meta_stats)
+    group = np.repeat(np.arange(lines.shape[0], dtype=np.int64) * 2, lines[:, 6] - lines[:, 5])
+    _name_step_roots(XSpaceDetails(data, record, plane_starts, stat_names, source), headers,
+                     lines, meta_rows, rows)
+    r_start, r_duration, r_group, r_rows = threadpool_regions(meta_rows, start, group, rows)
+    if r_start.shape[0]:  # derived slices have no record in the file
+        start = np.concatenate([start, r_start])
+        duration = np.concatenate([duration, r_duration])
+        meta_rows = np.concatenate([meta_rows, r_rows])
+        group = np.concatenate([group, r_group])
+        record = np.concatenate([record, np.full(r_start.shape[0], _no_record(record), record.dtype)])
     # Each line becomes a track of the events XProf draws, plus one of the events it keeps
     # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
     internal = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))[meta_rows]
-    group = np.repeat(np.arange(lines.shape[0], dtype=np.int64) * 2, lines[:, 6] - lines[:, 5])
     group += internal
-    if internal.any():
+    if internal.any() or r_start.shape[0]:
         moved = np.argsort(group, kind="stable")
         meta_rows, record = meta_rows[moved], record[moved]
-        start[:], duration[:] = start[moved], duration[moved]
+        start, duration = start[moved], duration[moved]
     group_end = np.cumsum(np.bincount(group, minlength=2 * lines.shape[0]))
     bounds = np.stack([group_end - np.bincount(group, minlength=2 * lines.shape[0]),
                        group_end], axis=1)
@@ -180,6 +197,26 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
         details=details, hlo_protos=hlo_protos, counter_values=counter_values,
         warnings=warnings)
+
+
+def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
+                     meta_rows: np.ndarray, rows: MetadataRows) -> None:
+    """Names host step roots (`_r` with a `step_num`) `<name> <step_num>`, as XProf does."""
+    parts = []
+    for k, plane in enumerate(headers):
+        stat_names = set(scan.stat_names(k))
+        if not plane.name.startswith(HOST_THREADS) or not {"_r", "step_num"} <= stat_names:
+            continue
+        parts += [np.arange(lo, hi) for lo, hi in lines[lines[:, 0] == k][:, 5:7].tolist()]
+    if not parts:
+        return
+    events = np.concatenate(parts)
+    python_frames = np.fromiter((n.startswith("$") for n in rows.names), bool, len(rows.names))
+    events = events[~python_frames[meta_rows[events]]]
+    is_root, level = scan.stat_ints(events, "_r")
+    roots = events[is_root & (level != 0)]
+    numbered, step = scan.stat_ints(roots, "step_num")
+    name_steps(meta_rows, roots[numbered], step[numbered].view(np.int64), rows)
 
 
 def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,
@@ -253,8 +290,14 @@ def _counter_values(tracks: list[Track], details: XSpaceDetails, n: int) -> np.n
     return values
 
 
+def _no_record(record: np.ndarray) -> int:
+    """The record offset given to derived events, which the file does not hold."""
+    return int(np.iinfo(record.dtype).max)
+
+
 class XSpaceDetails:
-    """Per-event stats read back from the file bytes by each event's record offset."""
+    """Per-event stats read back from the file bytes by each event's record offset; derived
+    events (no record) have none."""
 
     def __init__(self, data: bytes, record: np.ndarray, plane_starts: np.ndarray,
                  stat_names: list[dict[int, str]], source: str):
@@ -265,8 +308,21 @@ class XSpaceDetails:
         self._stat_names = stat_names
         self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
         self._source = source
+        self._derived = bool((record == _no_record(record)).any())
+
+    def stat_names(self, plane: int) -> list[str]:
+        """The stat names a plane declares."""
+        return list(self._stat_names[plane].values())
+
+    def _in_file(self, events: np.ndarray) -> np.ndarray:
+        """Which of the events have a record in the file."""
+        if not self._derived:
+            return np.ones(events.shape[0], bool)
+        return self._record[events] != _no_record(self._record)
 
     def stats(self, event: int) -> dict[str, Any]:
+        if not self._in_file(np.array([event]))[0]:
+            return {}
         names = self._stat_names[int(self._plane_of(np.array([event]))[0])]
         pos = int(self._record[event])
         _, pos = _wire._varint(self._buf, pos, self._buf.shape[0])
@@ -275,6 +331,11 @@ class XSpaceDetails:
 
     def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
         events = np.asarray(events, np.int64)
+        in_file = self._in_file(events)
+        if not in_file.all():
+            out = np.full(events.shape[0], None, dtype=object)
+            out[in_file] = self.stat_column(events[in_file], name)
+            return out
         planes = self._plane_of(events)
         targets = np.array([self._stat_ids[p].get(name, -1) for p in range(len(self._stat_ids))],
                            np.int64)[planes] if events.shape[0] else np.empty(0, np.int64)
@@ -310,7 +371,7 @@ class XSpaceDetails:
         if not events.shape[0] or (targets < 0).all():
             return present, values
         targets = targets[self._plane_of(events)]
-        defined = np.flatnonzero(targets >= 0)
+        defined = np.flatnonzero((targets >= 0) & self._in_file(events))
         kind, ivalue, _, _ = self._scan(events[defined], targets[defined])
         present[defined] = (kind == 3) | (kind == 4)
         values[defined] = ivalue.view(np.uint64)

@@ -36,8 +36,8 @@ def json_value(value: Any) -> Any:
 
 
 def self_time_ps(index: TraceIndex, event: int) -> int:
-    """Duration minus the time covered by the event's direct children (depth + 1, same track,
-    clipped to the event)."""
+    """Duration minus the time covered one level down (depth + 1, same track, clipped to the
+    event, each instant once): the event's direct children."""
     profile = index.profile
     track = int(profile.track_of(np.array([event]))[0])
     depth = int(profile.depth[event])
@@ -51,9 +51,12 @@ def self_time_ps(index: TraceIndex, event: int) -> int:
                        index.cuts, index.perm, profile.start_ps, profile.duration_ps, start,
                        end, 0, ranges)
     children = index.perm[ranges[0, 0]:ranges[0, 1]]
-    c_start = profile.start_ps[children]
-    c_end = c_start + profile.duration_ps[children]
-    covered = np.clip(np.minimum(c_end, end) - np.maximum(c_start, start), 0, None).sum()
+    c_start = np.maximum(profile.start_ps[children], start)
+    c_end = np.minimum(profile.start_ps[children] + profile.duration_ps[children], end)
+    # Children start in order but may overlap (siblings of an improperly nested pair): count
+    # each instant once.
+    reached = np.concatenate([[start], np.maximum.accumulate(c_end)[:-1]])
+    covered = np.clip(c_end - np.maximum(c_start, reached), 0, None).sum()
     return end - start - int(covered)
 
 
