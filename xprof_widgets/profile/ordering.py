@@ -4,7 +4,8 @@ XProf numbers each shown plane (a trace "process") and sorts by that number: dev
 (GPU planes, or TPU planes when there is no GPU) at 1 + the plane's id, custom planes at 501 +
 id, then the `/host:CPU` planes in name order from 701. Inside a plane, counters come first (its
 trace viewer draws a process's counters above its threads), then lines (trace "threads") by their
-display id, else their id, read as a uint32. Planes XProf does not show (the
+display id, else their id, read as a uint32; on GPU planes XProf first renumbers the streams,
+compute streams first, then by event count, busiest first. Planes XProf does not show (the
 Python tracer, CUPTI, task environment) follow here, by name: we keep their events visible.
 """
 
@@ -68,3 +69,20 @@ def plane_sort_keys(planes: list[tuple[str, int]]) -> list[tuple]:
 def line_sort_key(line_id: int, display_id: int) -> int:
     """A line's place in its plane: its display id, else its id, as XProf's uint32 tid."""
     return (display_id or line_id) & 0xFFFF_FFFF
+
+
+_DERIVED_LINE_IDS = range(0xDEADBEEF, 0xDEADBEEF + 390)  # XProf's ids of the rows it derives
+
+
+def gpu_line_keys(lines: list[tuple[int, int, str, int]]) -> list[int]:
+    """Sort keys of a GPU plane's lines, given as (id, display id, name, event count).
+
+    XProf renumbers the streams for its trace viewer: compute streams first, then the busiest;
+    lines it derived itself (ids from 0xdeadbeef) keep their ids and follow the streams.
+    """
+    streams = [k for k, (line_id, *_rest) in enumerate(lines) if line_id not in _DERIVED_LINE_IDS]
+    streams.sort(key=lambda k: ("Compute" not in lines[k][2], -lines[k][3], lines[k][0]))
+    keys = [line_sort_key(line_id, display_id) for line_id, display_id, _, _ in lines]
+    for rank, k in enumerate(streams, start=1):
+        keys[k] = rank
+    return keys

@@ -17,8 +17,10 @@ from ..errors import ProfileError
 from . import _wire
 from .derived import MetadataRows, name_steps, threadpool_regions
 from .ordering import (
+    GPU_PREFIX,
     HOST_THREADS,
     INTERNAL_EVENTS,
+    gpu_line_keys,
     line_sort_key,
     plane_kind,
     plane_sort_keys,
@@ -172,20 +174,19 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         meta_rows = meta_rows[perm]
         record = record[perm]
 
+    line_keys = _line_keys(headers, lines, line_names, data)
     tracks: list[Track] = []
     for g in range(bounds.shape[0]):
         k, hidden = divmod(g, 2)
-        plane_index, line_id, display_id = (int(v) for v in lines[k, :3])
+        plane_index, line_id = int(lines[k, 0]), int(lines[k, 1])
         lo, hi = int(bounds[g, 0]), int(bounds[g, 1])
         if lo == hi or headers[plane_index].name in _SKIPPED_PLANES:
             continue
-        ns, ne, ds, de = line_names[k]
-        name = data[ds:de].decode("utf-8", "replace") or data[ns:ne].decode("utf-8", "replace")
+        name = _line_name(data, line_names, k)
         kind = "hidden" if hidden else "counter" if name in _COUNTER_LINES else "slices"
         tracks.append(Track(
             section=section_of_plane[plane_index], name=name or f"line {line_id}", kind=kind,
-            first=lo, end=hi, sort_key=(kind != "counter", line_sort_key(line_id, display_id),
-                                        hidden)))
+            first=lo, end=hi, sort_key=(kind != "counter", line_keys[k], hidden)))
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
@@ -197,6 +198,27 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
         details=details, hlo_protos=hlo_protos, counter_values=counter_values,
         warnings=warnings)
+
+
+def _line_name(data: bytes, line_names: np.ndarray, k: int) -> str:
+    """A line's display name, else its name."""
+    ns, ne, ds, de = line_names[k]
+    return data[ds:de].decode("utf-8", "replace") or data[ns:ne].decode("utf-8", "replace")
+
+
+def _line_keys(headers: list, lines: np.ndarray, line_names: np.ndarray,
+               data: bytes) -> list[int]:
+    """Each line's place in its plane, as XProf's trace viewer orders them."""
+    keys = [line_sort_key(int(lines[k, 1]), int(lines[k, 2])) for k in range(lines.shape[0])]
+    for p, plane in enumerate(headers):
+        if not plane.name.startswith(GPU_PREFIX):
+            continue
+        own = np.flatnonzero(lines[:, 0] == p).tolist()
+        described = [(int(lines[k, 1]), int(lines[k, 2]), _line_name(data, line_names, k),
+                      int(lines[k, 6] - lines[k, 5])) for k in own]
+        for k, key in zip(own, gpu_line_keys(described), strict=True):
+            keys[k] = key
+    return keys
 
 
 def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,

@@ -1,0 +1,17 @@
+"""Every profile committed under tests/data, by format: what the differential tests run on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA = Path(__file__).parents[1] / "data"
+
+XSPACE = sorted(DATA.glob("*.xplane.pb"))
+"""XSpace fixtures: real ones (TPU v6e, JAX CPU, TensorFlow CPU) and synthetic TPU/GPU ones."""
+
+CHROME = sorted([*DATA.glob("*.trace.json.gz"), *DATA.glob("torch_*/*.json*")])
+"""Chrome traces: JAX's own `.trace.json.gz` and PyTorch's, as PyTorch and HTA users save them."""
+
+
+def ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(DATA)) for p in paths]

@@ -1,0 +1,117 @@
+"""The Trace Viewer against XProf's `trace_viewer@` on every XSpace fixture, event by event.
+
+Every slice XProf draws must be drawn by us on the same section and track, with the same name,
+start, duration and nesting depth, and sections and tracks must come in XProf's order. Where we
+differ on purpose (docs/from_xprof.md, "Trace Viewer"), the difference is stated here as a rule
+and asserted, so a new difference fails:
+
+- XProf draws an instant as a 1 ps slice; we keep its zero duration.
+- XProf derives rows we do not draw yet (Framework Ops, Framework Name Scope, Source code,
+  Host Offload Ops on TPU cores; per-stream XLA Modules / XLA Ops on GPUs).
+- We draw `Async XLA Ops` (XProf shows them only with its "full DMA" option) and the planes
+  XProf's trace viewer skips (`/host:CUPTI` and other planes that are neither `/host:CPU` nor a
+  device).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import fixture_files
+import numpy as np
+import pandas as pd
+import pytest
+import xprof_oracle
+
+import xprof_widgets as xw
+
+pytest.importorskip("xprof.convert.raw_to_tool_data")
+
+XPROF_ONLY_ROWS = re.compile(
+    r"^(Framework Ops|Framework Name Scope|Source code|Host Offload Ops row \d+|"
+    r"(XLA Modules|XLA Ops) - from #\d+)$")
+OURS_ONLY_ROWS = re.compile(r"^Async XLA Ops$")
+XPROF_SHOWS_PLANE = re.compile(r"^(/host:CPU|/device:(GPU|TPU|CUSTOM):)")
+XPROF_INSTANT_PS = 1
+
+
+def our_slices(profile: xw.Profile) -> pd.DataFrame:
+    """What our Trace Viewer draws, in XProf's naming (`<host> <plane>` sections)."""
+    parts = []
+    for track, row in profile.tracks[profile.tracks["kind"] == "slices"].iterrows():
+        idx = np.arange(row["first_event"], row["end_event"])
+        parts.append(pd.DataFrame({
+            "section": f"{row['host']} {row['section']}", "plane": row["section"],
+            "track": row["name"], "order": track, "name": profile.display_names[profile.meta[idx]],
+            "start_ps": profile.start_ps[idx], "duration_ps": profile.duration_ps[idx],
+            "depth": profile.depth[idx].astype(np.int64)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def nesting_depth(slices: pd.DataFrame) -> np.ndarray:
+    """XProf's trace viewer nesting, computed from its own slices: on each track, a slice lies
+    one level below the innermost earlier slice that contains it; instants contain nothing."""
+    depth = np.zeros(len(slices), np.int64)
+    for _, rows in slices.groupby(["section", "track"], sort=False):
+        order = rows.sort_values(["start_ps", "duration_ps"], ascending=[True, False],
+                                 kind="stable")
+        stack: list[tuple[int, int]] = []  # (end, depth) of open containers
+        for i, start, duration in zip(order.index, order["start_ps"], order["duration_ps"],
+                                      strict=True):
+            end = start + duration
+            while stack and stack[-1][0] < end:
+                stack.pop()
+            depth[i] = stack[-1][1] + 1 if stack else 0
+            if duration > 0:
+                stack.append((end, depth[i]))
+    return depth
+
+
+@pytest.fixture(scope="module", params=fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
+def pair(request):
+    theirs = xprof_oracle.trace_events(request.param)
+    theirs["duration_ps"] = np.where(theirs["duration_ps"] == XPROF_INSTANT_PS, 0,
+                                     theirs["duration_ps"])
+    theirs["depth"] = nesting_depth(theirs)
+    return our_slices(xw.open_profile(request.param)), theirs
+
+
+def rows_of(frame: pd.DataFrame) -> set[tuple[str, str]]:
+    return set(zip(frame["section"], frame["track"], strict=True))
+
+
+def test_rows_are_xprofs_but_for_the_documented_ones(pair):
+    ours, theirs = pair
+    only_theirs = rows_of(theirs) - rows_of(ours)
+    only_ours = rows_of(ours) - rows_of(theirs)
+    assert all(XPROF_ONLY_ROWS.match(track) for _, track in only_theirs), only_theirs
+    planes = dict(zip(ours["section"], ours["plane"], strict=True))
+    assert all(OURS_ONLY_ROWS.match(track) or not XPROF_SHOWS_PLANE.match(planes[section])
+               for section, track in only_ours), only_ours
+
+
+def test_sections_and_tracks_in_xprofs_order(pair):
+    ours, theirs = pair
+    shared = rows_of(ours) & rows_of(theirs)
+    xprof_order = theirs.drop_duplicates(["section", "track"]).sort_values(
+        ["section_order", "track_order"], kind="stable")
+    our_order = ours.drop_duplicates(["section", "track"]).sort_values("order", kind="stable")
+    assert [r for r in zip(our_order["section"], our_order["track"], strict=True)
+            if r in shared] == [r for r in zip(xprof_order["section"], xprof_order["track"],
+                                               strict=True) if r in shared]
+
+
+def test_every_slice_on_the_same_row_at_the_same_time_and_depth(pair):
+    ours, theirs = pair
+    shared = rows_of(ours) & rows_of(theirs)
+    ours = ours[[r in shared for r in zip(ours["section"], ours["track"], strict=True)]]
+    theirs = theirs[[r in shared for r in zip(theirs["section"], theirs["track"], strict=True)]]
+    # XProf's times count from its own origin: shift by the first slice both draw.
+    shift = int(theirs["start_ps"].min() - ours["start_ps"].min())
+    keys = ["section", "track", "name", "start_ps", "duration_ps", "depth"]
+    mine = Counter(zip(*(ours[k] for k in keys), strict=True))
+    theirs = theirs.assign(start_ps=theirs["start_ps"] - shift)
+    xprofs = Counter(zip(*(theirs[k] for k in keys), strict=True))
+    assert sum(mine.values()) == sum(xprofs.values())
+    assert mine == xprofs, (list((xprofs - mine).items())[:5], list((mine - xprofs).items())[:5])
