@@ -85,8 +85,10 @@ def test_counter_values(trace_path):
     assert profile.counter_values(idx).tolist() == [1024.0, 4096.0]
 
 
-def test_unsupported_phases_become_a_warning(trace_path):
-    assert any("skipped 1 events" in w for w in xw.open_profile(trace_path).warnings)
+def test_unsupported_phases_become_one_warning(trace_path):
+    warnings = xw.open_profile(trace_path).warnings
+    assert warnings == [f"{trace_path}: skipped 1 of 14 events: 1 event of unsupported phases "
+                        "(event 13) (phases: b)."]
 
 
 def test_plain_json_list_form(tmp_path):

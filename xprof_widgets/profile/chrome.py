@@ -3,15 +3,23 @@
 Processes become sections, threads become tracks, `C` counters become counter tracks and
 `s`/`t`/`f` flow events become explicit flow edges. Event args are kept as one JSON text per
 event in a single byte blob, decoded only when an event's details are asked for.
+
+Traces come from many writers and are often hand-edited or cut short, so every field is checked:
+an event that cannot be placed on the timeline is dropped and counted (one warning per file says
+how many and why), odd but usable values are kept (a list as a thread id becomes its JSON text).
+Times that do not fit the int64 picosecond columns are dropped, never wrapped.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
+from collections import Counter
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..errors import ProfileError
@@ -19,34 +27,233 @@ from . import _wire
 from .ordering import natural_key, plane_kind
 from .trace_data import HostTrace, Section, Track
 
-_SLICE_PHASES = {"X", "B", "E", "i", "I", "n"}
+_SLICE_PHASES = frozenset({"X", "B", "E", "i", "I", "n"})
+_FLOW_PHASES = frozenset({"s", "t", "f"})
+_EXPECTED = 'Expected a Chrome trace: {"traceEvents": [...]} or a JSON array of trace events.'
+_PS_PER_US = 1e6
+_MAX_SPAN_US = 2.0**61 / _PS_PER_US
+"""How far (26.7 days) an event may start from the trace's median start, and how long it may
+last: start + duration then always fits int64 picoseconds."""
+_FAR = "event{s} more than 26 days away from the trace's other events"
+_LONG = "event{s} with a dur over 26 days"
 
 
 def decode_chrome(data: bytes, source: str, host: str) -> HostTrace:
     """Decodes a Chrome trace (optionally gzipped); `source` names the file in errors."""
-    return _Builder(source, host).build(_load_events(data, source))
+    events, damage = _load_events(data, source)
+    builder = _Builder(source, host)
+    if damage:
+        builder.notes.append(damage)
+    return builder.build(events)
 
 
-def _load_events(data: bytes, source: str) -> list:
+# ---- reading the JSON --------------------------------------------------------------------------
+def _load_events(data: bytes, source: str) -> tuple[list, str]:
+    """The event list, and a note when only a damaged file's intact start could be read."""
     if not data:
-        raise ProfileError(f"{source}: the file is empty (0 bytes); expected Chrome trace JSON.")
+        raise ProfileError(f"{source}: the file is empty (0 bytes). {_EXPECTED}")
+    gzip_error = None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
-            raise ProfileError(f"{source}: the gzip stream is truncated or corrupt ({exc}); copy "
-                               "the file again or capture a new profile.") from exc
+            gzip_error = exc
+            data = _gunzip_prefix(data)
     try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProfileError(f"{source}: not valid JSON ({exc}). Expected a Chrome trace: "
-                           '{"traceEvents": [...]} or a JSON list of events.') from exc
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+        doc, damage = _parse(data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        events, at = _salvage(data)
+        if not events:
+            if gzip_error is not None:
+                raise ProfileError(f"{source}: the gzip stream is truncated or corrupt "
+                                   f"({gzip_error}) and no complete event precedes the damage; "
+                                   "copy the file again or capture a new profile.") from exc
+            raise ProfileError(f"{source}: not valid JSON ({_reason(exc)}). {_EXPECTED}") from exc
+        what = (f"the gzip stream is truncated or corrupt ({gzip_error})" if gzip_error
+                else f"the JSON breaks off at character {at} ({_reason(exc)})")
+        return events, (f"{what}: kept the {len(events)} complete events before it; copy the "
+                        "file again or capture a new profile for the rest")
+    if gzip_error is not None:  # the JSON happened to end where the gzip data broke off
+        damage = f"the gzip stream is truncated or corrupt ({gzip_error})"
+    if isinstance(doc, dict):
+        events = doc.get("traceEvents")
+        if events is None:
+            keys = ", ".join(list(map(str, doc))[:5])
+            raise ProfileError(f"{source}: a JSON object without a `traceEvents` list (its keys: "
+                               f"{keys or 'none'}); this is not a Chrome trace. {_EXPECTED}")
+    else:
+        events = doc
     if not isinstance(events, list):
-        raise ProfileError(f"{source}: JSON without a `traceEvents` list; not a Chrome trace.")
-    return events
+        what = "`traceEvents` is" if isinstance(doc, dict) else "the JSON document is"
+        raise ProfileError(f"{source}: {what} a {_json_type(events)}, not a list of events; "
+                           f"this is not a Chrome trace. {_EXPECTED}")
+    return events, damage
 
 
+def _parse(data: bytes) -> tuple[Any, str]:
+    try:
+        return json.loads(data), ""
+    except UnicodeDecodeError as exc:  # a bad byte in a name: read as a replacement character
+        return json.loads(data.decode("utf-8", errors="replace")), (
+            f"bytes that are not UTF-8 (the first at byte {exc.start}) were read as U+FFFD")
+
+
+def _gunzip_prefix(data: bytes) -> bytes:
+    """What a truncated or corrupt gzip stream yields before the damage."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = []
+    for at in range(0, len(data), 1 << 20):
+        try:
+            out.append(inflater.decompress(data[at:at + (1 << 20)]))
+        except zlib.error:
+            break
+        if inflater.eof:
+            break
+    return b"".join(out)
+
+
+def _salvage(data: bytes) -> tuple[list, int]:
+    """The complete events at the start of a damaged trace and the byte where reading stopped.
+
+    Chrome's trace format lets a writer that crashed leave the closing `]` out; this reads any
+    cut-off or corrupted file up to its first unreadable event, top level first.
+    """
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    decoder = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+    if text.startswith("[", pos):
+        return _salvage_array(text, pos, decoder)
+    if not text.startswith("{", pos):
+        return [], 0
+    pos = _skip_ws(text, pos + 1)
+    while pos < len(text) and text[pos] == '"':
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return [], pos
+        pos = _skip_ws(text, pos)
+        if not text.startswith(":", pos):
+            return [], pos
+        pos = _skip_ws(text, pos + 1)
+        if key == "traceEvents" and text.startswith("[", pos):
+            return _salvage_array(text, pos, decoder)
+        try:
+            _, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return [], pos
+        pos = _skip_ws(text, pos)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+    return [], pos
+
+
+def _salvage_array(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[list, int]:
+    events: list = []
+    pos = _skip_ws(text, pos + 1)
+    while pos < len(text) and text[pos] != "]":
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            break
+        events.append(value)
+        pos = _skip_ws(text, end)
+        if not text.startswith(",", pos):
+            break
+        pos = _skip_ws(text, pos + 1)
+    return events, pos
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text at byte {exc.start}"
+    return str(exc)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "JSON object", list: "list", str: "string", bool: "boolean", int: "number",
+             float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+# ---- checking fields -----------------------------------------------------------------------------
+def _number(value: Any) -> float | None:
+    """A JSON number (or numeric string, as Perfetto accepts) as a float; None when it is not."""
+    kind = type(value)
+    if kind is float:
+        return value
+    if kind is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    if kind is str:
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _key(value: Any, default: Any, coerced: Counter, field: str) -> Any:
+    """A pid/tid/flow id usable as a dict key: lists and objects become their JSON text."""
+    kind = type(value)
+    if kind is int or kind is str:
+        return value
+    if value is None:
+        return default
+    if kind is float:
+        if value.is_integer():
+            return int(value)
+        return value if math.isfinite(value) else str(value)
+    if kind is bool:
+        return str(value).lower()
+    coerced[field] += 1
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _name(value: Any, coerced: Counter) -> str:
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        coerced["name"] += 1
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+class _Drops:
+    """Events left out, by reason, with the index of the first one for each reason."""
+
+    def __init__(self) -> None:
+        self.count: Counter = Counter()
+        self.first: dict[str, int] = {}
+
+    def add(self, reason: str, index: int, n: int = 1) -> None:
+        self.count[reason] += n
+        self.first.setdefault(reason, index)
+
+    def total(self) -> int:
+        return sum(self.count.values())
+
+    def summary(self) -> str:
+        parts = []
+        for reason, n in sorted(self.count.items(), key=lambda item: self.first[item[0]]):
+            where = f"event {self.first[reason]}" if n == 1 else f"first: event {self.first[reason]}"
+            text = reason.format(s="" if n == 1 else "s", are="is" if n == 1 else "are")
+            parts.append(f"{n} {text} ({where})")
+        return ", ".join(parts)
+
+
+# ---- building the columns --------------------------------------------------------------------------
 class _Builder:
     def __init__(self, source: str, host: str):
         self.source = source
@@ -60,29 +267,42 @@ class _Builder:
         self.name_index: dict[str, int] = {}
         self.names: list[str] = []
         self.name_pid: list[Any] = []
-        self.rows: list[tuple] = []  # (track, ts_us, dur_us, name row, args json or b"")
-        self.counter_rows: list[float] = []
-        self.flow_points: list[tuple] = []  # (flow key, phase, track, ts_us, binds to enclosing)
-        self.open_slices: dict[int, list] = {}
-        self.skipped = 0
+        # one entry per row: track, ts_us, dur_us, name row, args JSON (or b""), counter value,
+        # index of the event in the file
+        self.r_track: list[int] = []
+        self.r_ts: list[float] = []
+        self.r_dur: list[float] = []
+        self.r_name: list[int] = []
+        self.r_args: list[bytes] = []
+        self.r_value: list[float] = []
+        self.r_event: list[int] = []
+        self.open_rows: list[int] = []  # rows of B events that no E closed: run to the trace end
+        self.flow_points: list[tuple] = []  # (flow key, track key, ts_us, binds to enclosing, event)
+        self.open_slices: dict[tuple, list] = {}
+        self.unsupported: Counter = Counter()
+        self.drops = _Drops()
+        self.coerced: Counter = Counter()
+        self.notes: list[str] = []
+        self.n_events = 0
 
     def build(self, events: list) -> HostTrace:
-        for ev in events:
-            if isinstance(ev, dict):
-                self._add(ev)
+        self.n_events = len(events)
+        for index, ev in enumerate(events):
+            if type(ev) is dict:
+                if ev:  # jax closes its event list with an empty object
+                    self._add(ev, index)
             else:
-                self.skipped += 1
+                self.drops.add("event{s} that {are} not a JSON object", index)
         return self._finish()
 
-    def _track(self, pid: Any, tid: Any, counter: bool = False) -> int:
-        key = (pid, tid, counter)
+    def _track(self, key: tuple) -> int:
         index = self.track_index.get(key)
         if index is None:
             index = self.track_index[key] = len(self.track_keys)
             self.track_keys.append(key)
         return index
 
-    def _name(self, name: str, pid: Any) -> int:
+    def _name_row(self, name: str, pid: Any) -> int:
         index = self.name_index.get(name)
         if index is None:
             index = self.name_index[name] = len(self.names)
@@ -90,100 +310,197 @@ class _Builder:
             self.name_pid.append(pid)
         return index
 
-    def _add(self, ev: dict) -> None:
+    def _add(self, ev: dict, index: int) -> None:
         ph = ev.get("ph")
-        pid, tid = ev.get("pid", 0), ev.get("tid", 0)
+        if type(ph) is not str:
+            self.drops.add("event{s} without a phase (`ph`)" if ph is None else
+                           "event{s} whose `ph` {are} not text",
+                           index)
+            return
+        coerced = self.coerced
+        pid = _key(ev.get("pid"), 0, coerced, "pid")
+        tid = _key(ev.get("tid"), 0, coerced, "tid")
         if ph == "M":
-            self._metadata(ev, pid, tid)
+            self._metadata(ev, pid, tid, index)
             return
-        try:
-            ts = float(ev.get("ts", 0))
-        except (TypeError, ValueError):
-            self.skipped += 1
+        if ph not in _SLICE_PHASES and ph != "C" and ph not in _FLOW_PHASES:
+            self.unsupported[ph] += 1
+            self.drops.add("event{s} of unsupported phases", index)
             return
-        name = str(ev.get("name", ""))
+        raw_ts = ev.get("ts")
+        ts = _number(raw_ts)
+        if ts is None or not math.isfinite(ts):
+            self.drops.add(f"{ph} event{{s}} without ts" if raw_ts is None else
+                           "event{s} with a non-numeric ts" if ts is None else
+                           "event{s} with a non-finite ts",
+                           index)
+            return
+        if ph in _FLOW_PHASES:
+            self._flow(ev, ph, pid, tid, ts, index)
+            return
+        name = _name(ev.get("name"), coerced)
         args = ev.get("args")
-        if ph in _SLICE_PHASES:
-            track = self._track(pid, tid)
-            if ph == "B":
-                self.open_slices.setdefault(track, []).append((ts, name, args))
+        if args is not None and type(args) is not dict:
+            coerced["args"] += 1
+            args = {"args": args}
+        if ph == "C":
+            self._counter(name, pid, ts, args, index)
+            return
+        key = (pid, tid, False)
+        if ph == "B":
+            self.open_slices.setdefault(key, []).append((ts, name, args, index))
+            return
+        if ph == "E":
+            stack = self.open_slices.get(key)
+            if not stack:
+                self.drops.add("E event{s} without a matching B", index)
                 return
-            if ph == "E":
-                stack = self.open_slices.get(track)
-                if not stack:
-                    self.skipped += 1
+            begin, name, begin_args, begin_index = stack.pop()
+            if ts < begin:
+                self.drops.add("E event{s} earlier than the matching B", index)
+                return
+            merged = {**begin_args, **args} if begin_args and args else (begin_args or args)
+            self._row(self._track(key), begin, ts - begin, name, pid, merged, begin_index)
+            return
+        dur = 0.0
+        if ph == "X":
+            raw = ev.get("dur")
+            if raw is not None:
+                dur = _number(raw)
+                if dur is None or not math.isfinite(dur):
+                    self.drops.add("X event{s} with a non-numeric dur" if dur is None else
+                                   "X event{s} with a non-finite dur", index)
                     return
-                begin, name, begin_args = stack.pop()
-                merged = {**(begin_args or {}), **(args or {})}
-                self._row(track, begin, ts - begin, name, pid, merged)
-                return
-            self._row(track, ts, float(ev.get("dur", 0) or 0), name, pid, args)
-        elif ph == "C":
-            for key, value in (args or {}).items():
-                if isinstance(value, (int, float)):
-                    label = name if len(args) == 1 else f"{name} {key}"
-                    self._row(self._track(pid, label, True), ts, 0.0, label, pid, None,
-                              float(value))
-        elif ph in ("s", "t", "f"):
-            flow_key = (ev.get("cat"), ev.get("id"), ev.get("id2") and str(ev.get("id2")))
-            enclosing = ph != "f" or ev.get("bp") == "e"
-            self.flow_points.append((flow_key, ph, self._track(pid, tid), ts, enclosing))
-        else:
-            self.skipped += 1
+                if dur < 0:
+                    self.drops.add("X event{s} with a negative dur", index)
+                    return
+        self._row(self._track(key), ts, dur, name, pid, args, index)
 
     def _row(self, track: int, ts: float, dur: float, name: str, pid: Any, args: Any,
-             value: float = np.nan) -> None:
-        blob = json.dumps(args, default=str).encode() if args else b""
-        self.rows.append((track, ts, dur, self._name(name, pid), blob))
-        self.counter_rows.append(value)
+             index: int, value: float = math.nan) -> None:
+        self.r_track.append(track)
+        self.r_ts.append(ts)
+        self.r_dur.append(dur)
+        self.r_name.append(self._name_row(name, pid))
+        self.r_args.append(json.dumps(args, default=str).encode() if args else b"")
+        self.r_value.append(value)
+        self.r_event.append(index)
 
-    def _metadata(self, ev: dict, pid: Any, tid: Any) -> None:
-        args = ev.get("args") or {}
+    def _counter(self, name: str, pid: Any, ts: float, args: dict | None, index: int) -> None:
+        values = [(k, v) for k, v in (args or {}).items()
+                  if type(v) in (int, float) and math.isfinite(v)]
+        if not values:
+            self.drops.add("C event{s} without a finite numeric value", index)
+            return
+        for key, value in values:
+            label = name if len(args) == 1 else f"{name} {key}"
+            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index,
+                      float(value))
+
+    def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, ts: float, index: int) -> None:
+        flow_id, id2 = ev.get("id"), ev.get("id2")
+        if flow_id is None and id2 is None:
+            self.drops.add("flow event{s} without id", index)
+            return
+        coerced = self.coerced
+        flow_key = (_key(ev.get("cat"), None, coerced, "cat"), _key(flow_id, None, coerced, "id"),
+                    None if id2 is None else json.dumps(id2, sort_keys=True, default=str))
+        enclosing = ph != "f" or ev.get("bp") == "e"
+        self.flow_points.append((flow_key, (pid, tid, False), ts, enclosing, index))
+
+    def _metadata(self, ev: dict, pid: Any, tid: Any, index: int) -> None:
+        args = ev.get("args")
+        if args is None:
+            args = {}
+        elif type(args) is not dict:
+            self.drops.add("M event{s} whose args {are} not an object", index)
+            return
         kind = ev.get("name")
-        if kind == "process_name":
-            self.process_names[pid] = str(args.get("name", pid))
-        elif kind == "process_sort_index":
-            self.process_order[pid] = args.get("sort_index", 0)
-        elif kind == "thread_name":
-            self.thread_names[(pid, tid)] = str(args.get("name", tid))
-        elif kind == "thread_sort_index":
-            self.thread_order[(pid, tid)] = args.get("sort_index", 0)
+        if kind in ("process_name", "thread_name"):
+            name = args.get("name")
+            if name is None:
+                return
+            text = _name(name, self.coerced)
+            if kind == "process_name":
+                self.process_names[pid] = text
+            else:
+                self.thread_names[(pid, tid)] = text
+        elif kind in ("process_sort_index", "thread_sort_index"):
+            order = _number(args.get("sort_index"))
+            if order is None or not math.isfinite(order):
+                self.drops.add("M event{s} with a non-numeric sort_index", index)
+            elif kind == "process_sort_index":
+                self.process_order[pid] = order
+            else:
+                self.thread_order[(pid, tid)] = order
+
+    def _warning(self) -> list[str]:
+        parts = list(self.notes)
+        n = self.drops.total()
+        if n:
+            text = f"skipped {n} of {self.n_events} events: {self.drops.summary()}"
+            if self.unsupported:
+                text += f" (phases: {', '.join(sorted(self.unsupported))})"
+            parts.append(text)
+        fields = ", ".join(f"{n} {field}" for field, n in self.coerced.items() if field != "args")
+        if fields:
+            parts.append(f"read lists or objects given as {fields} as their JSON text")
+        if self.coerced["args"]:
+            parts.append(f"kept args that are not a JSON object under the key 'args' "
+                         f"({self.coerced['args']} events)")
+        return [f"{self.source}: " + "; ".join(parts) + "."] if parts else []
 
     def _finish(self) -> HostTrace:
-        for track, stack in self.open_slices.items():  # B without E: runs to the trace end
-            for begin, name, args in stack:
-                self.rows.append((track, begin, np.nan, self._name(name, None),
-                                  json.dumps(args, default=str).encode() if args else b""))
-                self.counter_rows.append(np.nan)
-        n = len(self.rows)
-        if n == 0:
+        for key, stack in self.open_slices.items():  # B without E: runs to the trace end
+            track = self._track(key)
+            for begin, name, args, index in stack:
+                self.open_rows.append(len(self.r_track))
+                self._row(track, begin, 0.0, name, key[0], args, index)
+        self.open_slices = {}
+        ts = np.asarray(self.r_ts, np.float64)
+        dur = np.asarray(self.r_dur, np.float64)
+        keep, anchor = self._keep_in_range(ts, dur)
+        if not keep.any():
+            found = list(self.notes)
+            if self.drops.total():
+                found.append(f"skipped {self.drops.total()}: {self.drops.summary()}")
             raise ProfileError(f"{self.source}: the Chrome trace holds no events (slices or "
-                               "counters). Capture again while the program runs.")
-        track_col = np.fromiter((r[0] for r in self.rows), np.int64, n)
-        ts = np.fromiter((r[1] for r in self.rows), np.float64, n)
-        dur = np.fromiter((r[2] for r in self.rows), np.float64, n)
-        meta = np.fromiter((r[3] for r in self.rows), np.int64, n)
-        t_min = ts.min()
-        start = np.rint((ts - t_min) * 1e6).astype(np.int64)
-        trace_end = int(np.nanmax(start + np.nan_to_num(dur, nan=0.0) * 1e6))
-        duration = np.where(np.isnan(dur), trace_end - start, np.rint(dur * 1e6)).astype(np.int64)
-        order = np.lexsort((-duration, start, track_col))
-        start, duration, track_col, meta = (a[order] for a in (start, duration, track_col, meta))
-        blobs = [self.rows[i][4] for i in order.tolist()]
-        counters = np.asarray(self.counter_rows, np.float64)[order]
-        self.rows = []
+                               f"counters){' (' + '; '.join(found) + ')' if found else ''}. "
+                               "Capture again while the program runs.")
+        is_open = np.zeros(ts.shape[0], bool)
+        is_open[self.open_rows] = True
+        rows = np.flatnonzero(keep)
+        ts, dur, is_open = ts[rows], dur[rows], is_open[rows]
+        track_col = np.asarray(self.r_track, np.int64)[rows]
+        meta = np.asarray(self.r_name, np.int64)[rows]
+        counters = np.asarray(self.r_value, np.float64)[rows]
 
-        firsts = np.searchsorted(track_col, np.arange(len(self.track_keys)))
-        ends = np.searchsorted(track_col, np.arange(len(self.track_keys)), side="right")
-        depth = np.empty(n, np.int16)
+        used, track_col = np.unique(track_col, return_inverse=True)  # tracks that kept events
+        self.track_keys = [self.track_keys[k] for k in used.tolist()]
+        t_min = float(ts.min())
+        start = np.rint((ts - t_min) * _PS_PER_US).astype(np.int64)
+        duration = np.rint(dur * _PS_PER_US).astype(np.int64)
+        trace_end = int((start + duration).max())
+        duration[is_open] = trace_end - start[is_open]
+        order = np.lexsort((-duration, start, track_col))
+        start, duration, track_col, meta, counters = (
+            a[order] for a in (start, duration, track_col, meta, counters))
+        r_args = self.r_args
+        blobs = [r_args[i] for i in rows[order].tolist()]
+        self.r_track = self.r_ts = self.r_dur = self.r_name = self.r_args = self.r_value = []
+
+        n_tracks = len(self.track_keys)
+        firsts = np.searchsorted(track_col, np.arange(n_tracks))
+        ends = np.searchsorted(track_col, np.arange(n_tracks), side="right")
+        depth = np.empty(start.shape[0], np.int16)
         _wire.order_and_depth(start, duration, np.stack([firsts, ends], axis=1), depth)
 
         sections, section_of_pid = self._sections()
         tracks = [self._track_info(k, key, section_of_pid, int(firsts[k]), int(ends[k]))
                   for k, key in enumerate(self.track_keys)]
-        offsets = np.zeros(n + 1, np.int64)
+        offsets = np.zeros(start.shape[0] + 1, np.int64)
         np.cumsum([len(b) for b in blobs], out=offsets[1:])
-        flows = self._flow_edges(start, duration, depth, firsts, ends, t_min)
+        flows = self._flow_edges(start, duration, firsts, ends, t_min, anchor)
         return HostTrace(
             host=self.host, source=self.source, base_ns=0, start_ps=start, duration_ps=duration,
             meta=meta.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
@@ -192,9 +509,24 @@ class _Builder:
             meta_stats=[{} for _ in self.names],
             details=ChromeArgs(b"".join(blobs), offsets),
             counter_values=counters if np.isfinite(counters).any() else None,
-            flow_edges=flows,
-            warnings=[f"{self.source}: skipped {self.skipped} events of unsupported phases"]
-            if self.skipped else [])
+            flow_edges=flows, warnings=self._warning())
+
+    def _keep_in_range(self, ts: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, float]:
+        """Rows whose start lies within reach of the trace's median start and whose duration
+        fits; the others are dropped and counted (times must fit int64 picoseconds)."""
+        if not ts.shape[0]:
+            return np.zeros(0, bool), 0.0
+        anchor = float(np.median(ts))
+        far = np.abs(ts - anchor) > _MAX_SPAN_US
+        long = dur > _MAX_SPAN_US
+        events = np.asarray(self.r_event, np.int64)
+        for mask, reason in ((far, _FAR),
+                             (long & ~far, _LONG)):
+            hit = np.flatnonzero(mask)
+            if hit.shape[0]:
+                # a C event with several values is one event in the file
+                self.drops.add(reason, int(events[hit].min()), int(np.unique(events[hit]).size))
+        return ~(far | long), anchor
 
     def _sections(self) -> tuple[list[Section], dict]:
         pids = list(dict.fromkeys(key[0] for key in self.track_keys))
@@ -216,38 +548,87 @@ class _Builder:
                      kind="counter" if counter else "slices", first=first, end=end,
                      sort_key=(counter, self.thread_order.get((pid, tid), 0), natural_key(name)))
 
-    def _flow_edges(self, start: np.ndarray, duration: np.ndarray, depth: np.ndarray,
-                    firsts: np.ndarray, ends: np.ndarray, t_min: float) -> np.ndarray:
-        """Binds each flow point to a slice of its thread and links consecutive points."""
-        by_flow: dict[tuple, list[tuple[float, int]]] = {}
-        for flow_key, _, track, ts, enclosing in self.flow_points:
-            at = round((ts - t_min) * 1e6)
-            lo, hi = int(firsts[track]), int(ends[track])
-            event = _enclosing_slice(start, duration, depth, lo, hi, at) if enclosing else -1
-            if event < 0:  # next slice starting at or after the point
-                nxt = lo + int(np.searchsorted(start[lo:hi], at))
-                event = nxt if nxt < hi else -1
-            if event >= 0:
-                by_flow.setdefault(flow_key, []).append((ts, event))
-        edges = [(a[1], b[1], i) for i, points in enumerate(by_flow.values())
-                 for a, b in zip(sorted(points), sorted(points)[1:], strict=False) if a[1] != b[1]]
-        return np.array(edges, np.int64).reshape(-1, 3)
+    def _flow_edges(self, start: np.ndarray, duration: np.ndarray, firsts: np.ndarray,
+                    ends: np.ndarray, t_min: float, anchor: float) -> np.ndarray:
+        """Binds each flow point to a slice of its thread and links consecutive points.
+
+        A point binds to the latest-starting slice that contains it (or, for `f` without
+        `bp: "e"` and for points no slice contains, to the next slice starting on its thread).
+        One sweep per thread over its slices and its points sorted by time: O(n log n).
+        """
+        track_of = {key: k for k, key in enumerate(self.track_keys)}
+        flow_ids: dict[tuple, int] = {}
+        fid, track, ts, enclosing = [], [], [], []
+        for flow_key, track_key, point_ts, encloses, index in self.flow_points:
+            k = track_of.get(track_key)
+            if k is None:
+                continue  # no slice on its thread
+            if abs(point_ts - anchor) > _MAX_SPAN_US:
+                self.drops.add(_FAR, index)
+                continue
+            fid.append(flow_ids.setdefault(flow_key, len(flow_ids)))
+            track.append(k)
+            ts.append(point_ts)
+            enclosing.append(encloses)
+        self.flow_points = []
+        if not fid:
+            return np.zeros((0, 3), np.int64)
+        fid_col = np.asarray(fid, np.int64)
+        track_col = np.asarray(track, np.int64)
+        at = np.rint((np.asarray(ts, np.float64) - t_min) * _PS_PER_US).astype(np.int64)
+        by_time = np.lexsort((at, track_col))
+        event = np.full(fid_col.shape[0], -1, np.int64)
+        _bind_flow_points(start, start + duration, firsts, ends, track_col, at,
+                          np.asarray(enclosing, np.bool_), by_time, event)
+        bound = np.flatnonzero(event >= 0)
+        # number flows by their first bound point, in file order
+        uniq, first = np.unique(fid_col[bound], return_index=True)
+        renumber = np.empty(int(fid_col.max()) + 1, np.int64)
+        renumber[uniq[np.argsort(first, kind="stable")]] = np.arange(uniq.shape[0])
+        points = bound[np.lexsort((event[bound], at[bound], fid_col[bound]))]
+        src, dst = points[:-1], points[1:]
+        link = (fid_col[src] == fid_col[dst]) & (event[src] != event[dst])
+        edges = np.stack([event[src][link], event[dst][link],
+                          renumber[fid_col[src][link]]], axis=1)
+        return edges[np.argsort(edges[:, 2], kind="stable")].astype(np.int64).reshape(-1, 3)
 
 
-def _enclosing_slice(start: np.ndarray, duration: np.ndarray, depth: np.ndarray, lo: int,
-                     hi: int, at: int) -> int:
-    """The deepest slice of [lo, hi) containing `at` (the latest-starting one), or -1.
+@numba.njit(cache=True, nogil=True)
+def _bind_flow_points(start, end, firsts, ends, p_track, p_at, p_enclosing, by_time, out):
+    """out[p] = the slice flow point p binds to, or -1 (see `_Builder._flow_edges`).
 
-    Top-level slices do not overlap, so the walk back stops at the first top-level one.
+    Points are visited by (track, time). Slices that started by a point's time are kept on a
+    stack in start order; one that ended before the point can hold no later point either, so it
+    is popped for good when it reaches the top, and the top is then the latest-starting slice
+    that contains the point.
     """
-    i = lo + int(np.searchsorted(start[lo:hi], at, side="right")) - 1
-    while i >= lo:
-        if start[i] + duration[i] >= at:
-            return i
-        if depth[i] == 0:
-            break
-        i -= 1
-    return -1
+    stack = np.empty(start.shape[0], np.int64)
+    k = 0
+    m = by_time.shape[0]
+    while k < m:
+        track = p_track[by_time[k]]
+        lo = firsts[track]
+        hi = ends[track]
+        top = 0
+        nxt = lo
+        while k < m and p_track[by_time[k]] == track:
+            p = by_time[k]
+            at = p_at[p]
+            while nxt < hi and start[nxt] <= at:
+                stack[top] = nxt
+                top += 1
+                nxt += 1
+            while top > 0 and end[stack[top - 1]] < at:
+                top -= 1
+            event = -1
+            if p_enclosing[p] and top > 0:
+                event = stack[top - 1]
+            if event < 0:
+                after = lo + np.searchsorted(start[lo:hi], at)
+                if after < hi:
+                    event = after
+            out[p] = event
+            k += 1
 
 
 class ChromeArgs:
