@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import os
+
 import pytest
 
 import xprof_widgets as xw
@@ -139,3 +143,115 @@ def test_the_torch_trace_has_flows_between_its_threads(tpu_path):
     edges = profile.flow_edges()
     assert len(edges) == 28
     assert (profile.start_ps[edges[:, 0]] <= profile.start_ps[edges[:, 1]]).all()
+
+
+# ---- Chrome traces recognised by content -------------------------------------------------------
+TORCH = "torch_tiny_mlp.pt.trace.json.gz"
+
+
+def _torch_json(tpu_path) -> bytes:
+    return gzip.decompress((tpu_path.parent / TORCH).read_bytes())
+
+
+@pytest.mark.parametrize("name, gzipped, host", [
+    ("trace.json", False, "trace"),  # prof.export_chrome_trace("trace.json")
+    ("rank-0.json.gz", True, "rank-0"),  # HTA's per-rank traces
+    ("worker0.1700000000000.pt.trace.json", False, "worker0.1700000000000"),
+    ("my trace", False, "my trace"),
+    ("events.txt", False, "events"),
+])
+def test_a_chrome_trace_opens_whatever_its_name(tmp_path, tpu_path, name, gzipped, host):
+    data = _torch_json(tpu_path)
+    (tmp_path / name).write_bytes(gzip.compress(data) if gzipped else data)
+    profile = xw.open_profile(tmp_path / name)
+    assert profile.hosts == [host] and profile.n_events == 479
+
+
+def test_a_json_array_of_events_opens_by_content(tmp_path):
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps([{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 0, "tid": 0}]))
+    assert xw.open_profile(path).events()["name"].tolist() == ["a"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'{"a": 1}', r"a JSON object without a `traceEvents` list \(its keys: a\)"),
+    (b"12", "the JSON document is a number, not a list of events"),
+    (b'{"traceEvents": {"ph": "X"}}', "`traceEvents` is a JSON object, not a list"),
+    (b'"text"', "the JSON document is a string"),
+])
+def test_json_that_is_not_a_trace_says_what_was_expected(tmp_path, content, message):
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    with pytest.raises(xw.ProfileError, match=rf"config\.json: {message}.*"
+                                              r'Expected a Chrome trace: \{"traceEvents": '
+                                              r"\[\.\.\.\]\} or a JSON array of trace events"):
+        xw.open_profile(path)
+
+
+def test_a_directory_of_rank_traces_gives_a_host_per_rank(tmp_path, tpu_path):
+    data = gzip.compress(_torch_json(tpu_path))
+    for rank in (0, 1):
+        (tmp_path / f"rank-{rank}.json.gz").write_bytes(data)
+    (tmp_path / "config.json").write_text('{"lr": 0.1, "steps": 10}')
+    (tmp_path / "numbers.json").write_text("[1, 2, 3]")
+    profile = xw.open_profile(tmp_path)
+    assert profile.hosts == ["rank-0", "rank-1"]
+    assert profile.n_events == 2 * 479
+    assert profile.run == tmp_path.name
+
+
+def test_a_directory_holding_trace_json_opens(tmp_path, tpu_path):
+    (tmp_path / "trace.json").write_bytes(_torch_json(tpu_path))
+    assert xw.open_profile(tmp_path).hosts == ["trace"]
+
+
+def test_a_trace_whose_first_kib_is_device_properties_is_found(tmp_path, tpu_path):
+    doc = json.loads(_torch_json(tpu_path))
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": i, "name": "NVIDIA H100 80GB HBM3",
+                                                     "totalGlobalMem": 85e9, "padding": "x" * 300}
+                                                    for i in range(8)], **doc}
+    (tmp_path / "rank-3.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode()))
+    assert xw.open_profile(tmp_path).hosts == ["rank-3"]
+
+
+def test_a_directory_search_reads_only_the_start_of_other_json_files(tmp_path, tpu_path,
+                                                                     monkeypatch):
+    from xprof_widgets.profile import locate
+
+    (tmp_path / "rank-0.json").write_bytes(_torch_json(tpu_path))
+    big = tmp_path / "dataset_index.json"
+    big.write_text(json.dumps({"files": ["x" * 100] * 200_000}))  # 20 MB, not a trace
+    heads, reads = [], []
+    head, read = locate.FileSystem.head, locate.FileSystem.read
+    monkeypatch.setattr(locate.FileSystem, "head",
+                        lambda self, p, size=locate.SNIFF_BYTES: heads.append((p, size))
+                        or head(self, p, size))
+    monkeypatch.setattr(locate.FileSystem, "read", lambda self, p: reads.append(p) or read(self, p))
+    assert xw.open_profile(tmp_path).hosts == ["rank-0"]
+    assert sorted(os.path.basename(p) for p, _ in heads) == ["dataset_index.json", "rank-0.json"]
+    assert all(size <= 4096 for _, size in heads)
+    assert [os.path.basename(p) for p in reads] == ["rank-0.json"]
+
+
+def test_a_directory_of_json_that_is_not_a_trace_is_no_profile(tmp_path):
+    (tmp_path / "config.json").write_text('{"lr": 0.1}')
+    (tmp_path / "metrics.json.gz").write_bytes(gzip.compress(b'[{"step": 1, "loss": 2.5}]'))
+    with pytest.raises(xw.ProfileError, match=r"no profile found.*config\.json, metrics\.json\.gz"
+                                              ": JSON but not a Chrome trace"):
+        xw.open_profile(tmp_path)
+
+
+def test_traces_in_nested_directories_without_plugins_profile_are_runs(tmp_path, tpu_path):
+    data = _torch_json(tpu_path)
+    for run in ("exp_a/2026_01_01", "exp_b/2026_01_02"):
+        (tmp_path / run).mkdir(parents=True)
+        (tmp_path / run / "worker0.pt.trace.json").write_bytes(data)
+    profile = xw.open_profile(tmp_path)
+    assert profile.runs["run"].tolist() == ["exp_a/2026_01_01", "exp_b/2026_01_02"]
+    assert profile.run == "exp_b/2026_01_02" and profile.hosts == ["worker0"]
+    assert xw.open_profile(tmp_path, run="exp_a/2026_01_01").n_events == 479
+
+
+def test_a_named_trace_and_xspace_of_one_host_in_a_run_keep_the_xspace(make_logdir, tpu_path):
+    logdir = make_logdir({"r1": {"h.xplane.pb": tpu_path, "h.json": b'{"traceEvents": []}'}})
+    assert xw.open_profile(logdir).n_events == 26723
