@@ -87,8 +87,8 @@ def test_counter_values(trace_path):
 
 def test_unsupported_phases_become_one_warning(trace_path):
     warnings = xw.open_profile(trace_path).warnings
-    assert warnings == [f"{trace_path}: skipped 1 of 14 events: 1 event of unsupported phases "
-                        "(event 13) (phases: b)."]
+    assert warnings == [(f"{trace_path}: skipped 1 of 14 events: 1 event of unsupported phases "
+                        "(event 13) (phases: b).")]
 
 
 def test_plain_json_list_form(tmp_path):

@@ -47,7 +47,7 @@ def decode_chrome(data: bytes, source: str, host: str) -> HostTrace:
     return builder.build(events)
 
 
-# ---- reading the JSON --------------------------------------------------------------------------
+# ---- reading the JSON ---------------------------------------------------------------------------
 def _load_events(data: bytes, source: str) -> tuple[list, str]:
     """The event list, and a note when only a damaged file's intact start could be read."""
     if not data:
@@ -183,7 +183,7 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-# ---- checking fields -----------------------------------------------------------------------------
+# ---- checking fields ----------------------------------------------------------------------------
 def _number(value: Any) -> float | None:
     """A JSON number (or numeric string, as Perfetto accepts) as a float; None when it is not."""
     kind = type(value)
@@ -247,13 +247,14 @@ class _Drops:
     def summary(self) -> str:
         parts = []
         for reason, n in sorted(self.count.items(), key=lambda item: self.first[item[0]]):
-            where = f"event {self.first[reason]}" if n == 1 else f"first: event {self.first[reason]}"
+            first = self.first[reason]
+            where = f"event {first}" if n == 1 else f"first: event {first}"
             text = reason.format(s="" if n == 1 else "s", are="is" if n == 1 else "are")
             parts.append(f"{n} {text} ({where})")
         return ", ".join(parts)
 
 
-# ---- building the columns --------------------------------------------------------------------------
+# ---- building the columns -----------------------------------------------------------------------
 class _Builder:
     def __init__(self, source: str, host: str):
         self.source = source
@@ -277,7 +278,7 @@ class _Builder:
         self.r_value: list[float] = []
         self.r_event: list[int] = []
         self.open_rows: list[int] = []  # rows of B events that no E closed: run to the trace end
-        self.flow_points: list[tuple] = []  # (flow key, track key, ts_us, binds to enclosing, event)
+        self.flow_points: list[tuple] = []  # (flow key, track key, ts_us, encloses, event index)
         self.open_slices: dict[tuple, list] = {}
         self.unsupported: Counter = Counter()
         self.drops = _Drops()

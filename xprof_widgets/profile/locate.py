@@ -198,7 +198,7 @@ class _NotThere(Exception):
     """A remote path that does not exist (callers decide whether that is an error)."""
 
 
-# ---- finding runs ----------------------------------------------------------------------------------
+# ---- finding runs -------------------------------------------------------------------------------
 def find_runs(path: str) -> tuple[FileSystem, list[RunFiles]]:
     """All runs reachable from `path`, oldest first; a file or run dir gives one run."""
     fs = FileSystem(path)
@@ -321,7 +321,7 @@ def runs_table(runs: list[RunFiles]) -> pd.DataFrame:
                          "path": [r.path for r in runs]})
 
 
-# ---- remote stores: what went wrong, in words ------------------------------------------------------
+# ---- remote stores: what went wrong, in words ---------------------------------------------------
 _PACKAGES = {"gs": "gcsfs", "gcs": "gcsfs", "s3": "s3fs", "s3a": "s3fs", "az": "adlfs",
              "abfs": "adlfs", "abfss": "adlfs", "adl": "adlfs", "hf": "huggingface_hub",
              "http": "aiohttp", "https": "aiohttp", "sftp": "paramiko", "ssh": "paramiko"}
