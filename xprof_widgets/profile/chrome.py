@@ -315,7 +315,7 @@ class _Builder:
         ph = ev.get("ph")
         if type(ph) is not str:
             self.drops.add("event{s} without a phase (`ph`)" if ph is None else
-                           "event{s} whose `ph` {are} not text",
+                           "event{s} whose `ph` is not text",
                            index)
             return
         coerced = self.coerced
