@@ -31,6 +31,7 @@ import pandas as pd
 from ..profile.model import PS_PER_US, Profile
 from .steps import (
     HOW_TO_MARK,
+    SOURCES,
     Steps,
     device_sections,
     find_steps,
@@ -40,12 +41,16 @@ from .steps import (
 )
 
 DEFAULT_INPUT_PATTERN = (
-    r"^(?:(?:get|next|make)_)?(?:input|inputs|data|dataset|datasets|dataloader|data_loader|loader|"
-    r"load|loading|batch|batches|prefetch|preprocess|preprocessing|augment|augmentation|decode|"
-    r"read|reader|fetch|shuffle|tokenize|tokenization|collate)(?![A-Za-z0-9])")
-"""Names of user annotations that count as input work: a lowercase word like `input`, `data`,
+    r"(?i)^_*(?:(?:get|next|make)_?)?(?:input|inputs|data|dataset|datasets|dataloader|data_loader|"
+    r"loader|load|loading|batch|batches|prefetch|preprocess|preprocessing|augment|augmentation|"
+    r"decode|read|reader|fetch|shuffle|tokenize|tokenization|collate)(?![a-z0-9])"
+    r"|dataloader|data_loader|\b__next__$")
+"""Names of user code that counts as input work, in any case: a word like `input`, `data`,
 `batch`, `load`, `read`, `prefetch` or `preprocess` starting the name (`load_batch`,
-`input_pipeline`, `next_batch`). Runtime events (`LoadProgram`, `Handle inputs`) do not match."""
+`input_pipeline`, `NextBatch`, `_load_batch`), a data loader (PyTorch's
+`enumerate(DataLoader)#...__next__`), or an iterator's `__next__` (the loader of a plain
+`for batch in loader:`). Python-tracer frames (`$file.py:12 __next__`) are matched by their
+function name. Runtime events (`LoadProgram`, `Handle inputs`) do not match."""
 
 HIGHLY, MODERATELY, NOT = "HIGHLY", "MODERATELY", "NOT"
 HIGHLY_PCT, MODERATELY_PCT = 20.0, 5.0
@@ -55,7 +60,11 @@ HOST_CATEGORIES = (ENQUEUE, DEMANDED, ADVANCED, PREPROCESSING, OTHER_INPUT)
 STEP_PARTS = ("compute_us", "device_to_device_us", "host_to_device_us", "input_us", "other_us")
 """Per-step time columns, in the order an instant is claimed (compute first)."""
 STEP_COLUMNS = ["step", "name", "start_us", "duration_us", "compute_us", "input_us",
-                "host_to_device_us", "device_to_device_us", "other_us", "input_share", "device"]
+                "host_to_device_us", "device_to_device_us", "other_us", "input_share", "device",
+                "before_step_us", "input_before_step_us"]
+"""A host-marked step's period starts where the step before it ended (steps.py): before_step_us
+is the part before its own marker, input_before_step_us the input time in that part (a loader's
+`__next__` between step annotations); both are 0 for device steps."""
 OP_COLUMNS = ["input_op", "count", "total_time_ms", "total_time_pct", "self_time_ms",
               "self_time_pct", "category"]
 
@@ -208,7 +217,7 @@ class _HostEvents:
 def _host_input_events(profile: Profile, pattern: str, step_tracks: tuple[int, ...]) -> _HostEvents:
     kind_of_meta, category_of_meta, reads = _host_kinds(profile, pattern)
     events = track_events(profile, host_tracks(profile))
-    events = events[kind_of_meta[profile.meta[events]] != _NONE]
+    events = _outside_annotations(profile, events[kind_of_meta[profile.meta[events]] != _NONE])
     meta = profile.meta[events]
     on_step = np.isin(profile.track_of(events), np.asarray(step_tracks, np.int64))
     category = category_of_meta[meta].copy()
@@ -216,6 +225,29 @@ def _host_input_events(profile: Profile, pattern: str, step_tracks: tuple[int, .
     category[user_reads] = np.where(on_step[user_reads] | (len(step_tracks) == 0), DEMANDED,
                                     ADVANCED)
     return _HostEvents(events, kind_of_meta[meta], category, on_step)
+
+
+def _outside_annotations(profile: Profile, events: np.ndarray) -> np.ndarray:
+    """Drops Python-tracer frames that lie inside another input event of their thread: the
+    annotation (`load_batch`) names that work, not the frame under it (`_load_batch`)."""
+    frame_rows = np.fromiter((n.startswith("$") for n in profile.display_names.tolist()), bool,
+                             profile.display_names.shape[0])
+    frames = frame_rows[profile.meta[events]]
+    if not frames.any() or frames.all():
+        return events
+    keep = np.ones(events.shape[0], bool)
+    tracks = profile.track_of(events)
+    start = profile.start_ps[events]
+    end = start + profile.duration_ps[events]
+    for track in np.unique(tracks[frames]).tolist():
+        named = ~frames & (tracks == track)
+        if not named.any():
+            continue
+        union = _merge(start[named], end[named])
+        mine = np.flatnonzero(frames & (tracks == track))
+        inside = _measure(*union, start[mine], end[mine]) >= end[mine] - start[mine]
+        keep[mine[inside]] = False
+    return events[keep]
 
 
 def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -239,7 +271,7 @@ def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray,
             kind[row], category[row] = _INPUT, _tfdata_category(name)
         elif _GRAIN.search(name):
             kind[row], category[row] = _INPUT, PREPROCESSING
-        elif not name.startswith("$") and user.search(name):
+        elif user.search(_callable_name(name)):
             kind[row] = _INPUT
             words = {w.lower() for w in _WORD.findall(name)}
             if words & _READ_WORDS:
@@ -249,6 +281,11 @@ def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray,
             else:
                 category[row] = OTHER_INPUT
     return kind, category, reads
+
+
+def _callable_name(name: str) -> str:
+    """What user code an event names: a Python-tracer frame `$file.py:12 fn` is `fn`."""
+    return name.rsplit(" ", 1)[-1] if name.startswith("$") else name
 
 
 def _op_label(name: str) -> str:
@@ -318,7 +355,8 @@ def _step_table(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
     rows = []
     for unit, unit_markers in _assign_units(markers, units).items():
         parts = _unit_parts(profile, unit, classes, steps, host)
-        start = unit_markers["start_ps"].to_numpy(np.int64)
+        start = unit_markers["period_start_ps"].to_numpy(np.int64)
+        marked = unit_markers["start_ps"].to_numpy(np.int64)
         end = unit_markers["end_ps"].to_numpy(np.int64)
         claimed = [_measure(*part, start, end) for part in parts]
         block = unit_markers[["step", "name"]].copy()
@@ -330,6 +368,9 @@ def _step_table(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
             block[column] = covered - previous
             previous = covered
         block["other_us"] = (end - start) - previous
+        block["before_step_us"] = marked - start
+        block["input_before_step_us"] = _measure(*parts[-1], start, marked) - _measure(
+            *parts[-2], start, marked)
         rows.append(block)
     per_unit = pd.concat(rows, ignore_index=True)
     return _fold_units(per_unit)
@@ -367,15 +408,21 @@ def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: St
     """Merged intervals covered by compute, then +collectives, +host-to-device, +input."""
     on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
         _host_of(profile, unit)
-    wait_here = host.on_step_thread if steps.step_tracks else host.kind == _WAIT
+    # Input work counts on the thread that runs the steps; waiting for the next element of a
+    # tf.data iterator counts on any thread (TensorFlow runs the op on its own pool).
+    wait_here = host.on_step_thread | (host.kind == _WAIT)
     host_input = host.events[on_host & wait_here & (host.kind != _ENQUEUE)]
     host_h2d = host.events[on_host & host.on_step_thread & (host.kind == _ENQUEUE)]
     if unit in device_sections(profile):
         events = track_events(profile, _op_tracks(profile, unit))
         op_class = device_class[profile.meta[events]]
+        # A device with its own step markers waits for input in its infeed (as XProf measures
+        # TPU steps); under host-marked steps it waits while the host prepares input.
+        waits = [events[op_class == _INFEED]]
+        if steps.source != SOURCES[0]:
+            waits.append(host_input)
         classes = [events[op_class == _COMPUTE], events[op_class == _D2D],
-                   np.concatenate([events[op_class == _H2D], host_h2d]),
-                   np.concatenate([events[op_class == _INFEED], host_input])]
+                   np.concatenate([events[op_class == _H2D], host_h2d]), np.concatenate(waits)]
     else:
         tracks = profile.tracks.index[(profile.tracks["section"] == unit)
                                       & (profile.tracks["kind"] == "slices")].to_numpy()
@@ -427,12 +474,13 @@ def _fold_units(per_unit: pd.DataFrame) -> pd.DataFrame:
     parts = list(STEP_PARTS)
     agg = slowest.groupby("step", sort=True).agg(
         name=("name", "first"), device=("device", "first"),
-        duration_ps=("duration_ps", "first"), **{c: (c, "mean") for c in parts})
+        duration_ps=("duration_ps", "first"),
+        **{c: (c, "mean") for c in [*parts, "before_step_us", "input_before_step_us"]})
     agg["start_ps"] = per_unit.groupby("step", sort=True)["start_ps"].min()
     out = agg.reset_index()
     out["start_us"] = out["start_ps"] / PS_PER_US
     out["duration_us"] = out["duration_ps"] / PS_PER_US
-    for column in parts:
+    for column in [*parts, "before_step_us", "input_before_step_us"]:
         out[column] = out[column] / PS_PER_US
     with np.errstate(divide="ignore", invalid="ignore"):
         share = (out["input_us"] + out["host_to_device_us"]) / out["duration_us"]

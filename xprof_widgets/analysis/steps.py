@@ -10,6 +10,14 @@ Looked for in this order; the first kind found is used:
    drop `_r`, so there events with a `step_num` stat, or PyTorch's `ProfilerStep#N`, count;
 3. TensorFlow step groups: events with a `group_id` stat; a step spans its group's events.
 
+Host roots named like XProf's explicit step markers (`train...`, `test...`, `TraceContext`) win
+over other roots, and runtime events that TensorFlow marks as roots (`FunctionRun` of every
+tf.function, tf.data's included; `EagerExecute`...) are never steps.
+
+A host-marked step's period (`period_start_ps` to `end_ps`) runs from the end of the step before
+it on the same thread to its own end: the wait for its batch (a loader's `__next__` between the
+annotations), then its work. Device steps and the first host step start where they start.
+
 The result keeps one row per step and device (or host), so multi-chip and multi-host profiles
 keep every chip's own step time; `Steps.table` folds them the way XProf does: a step lasts as
 long as its slowest chip.
@@ -42,9 +50,14 @@ HOW_TO_MARK = (
     "        with jax.profiler.StepTraceAnnotation(\"train\", step_num=i):\n"
     "            state = train_step(state, batch)\n"
     "(TensorFlow: tf.profiler.experimental.Trace(\"train\", step_num=i, _r=1).)")
-MARKER_COLUMNS = ["step", "name", "section", "host", "track", "start_ps", "end_ps"]
+MARKER_COLUMNS = ["step", "name", "section", "host", "track", "start_ps", "end_ps",
+                  "period_start_ps"]
 _CHUNK = 1 << 20  # events per stat scan, so no n-sized object array is ever made
 _PYTORCH_STEP = r"^ProfilerStep#\d+$"
+_EXPLICIT_MARKER = re.compile(r"^(?:train|test|TraceContext)[^/]*$")
+"""XProf's explicit host step markers (xplane_to_step_events.cc)."""
+_RUNTIME_ROOTS = re.compile(r"^(?:FunctionRun|EagerExecute|EagerLocalExecute|EagerKernelExecute)")
+"""TensorFlow runtime events that carry `_r` but are not steps (tf.data's functions among them)."""
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _STEM = re.compile(r"[\s_\-.:#]*\d+\s*$")
 
@@ -165,9 +178,13 @@ def _host_roots(profile: Profile) -> pd.DataFrame:
     if not roots.shape[0]:
         is_step = profile.name_mask(_PYTORCH_STEP)
         roots = events[is_step[profile.meta[events]]]
+    names = profile.display_names[profile.meta[roots]].astype(str)
+    keep = np.array([not _RUNTIME_ROOTS.match(n) for n in names.tolist()], bool)
+    explicit = np.array([bool(_EXPLICIT_MARKER.match(n)) for n in names.tolist()], bool)
+    keep &= explicit if explicit.any() else True
+    roots, names = roots[keep], names[keep]
     if not roots.shape[0]:
         return _empty_markers()
-    names = profile.display_names[profile.meta[roots]].astype(str)
     stems = np.array([_STEM.sub("", n) or n for n in names.tolist()], dtype=object)
     roots, names = _dominant_stem(profile, roots, names, stems)
     step = _int_or(profile.stat_column(roots, "step_num"), -1)
@@ -179,7 +196,7 @@ def _host_roots(profile: Profile) -> pd.DataFrame:
         step[missing] = np.where(iters >= 0, iters, trailing)
     if (step < 0).any():  # no number anywhere: number the steps by time, per host
         step = _ordinal_by_host(profile, roots)
-    return _markers(profile, roots, step, names)
+    return _with_waits(_markers(profile, roots, step, names))
 
 
 def _dominant_stem(profile: Profile, roots: np.ndarray, names: np.ndarray,
@@ -217,6 +234,7 @@ def _group_steps(profile: Profile) -> pd.DataFrame:
         end_ps=("end_ps", "max")).reset_index()
     spans["name"] = spans["step"].astype(str)
     spans["track"] = -1
+    spans["period_start_ps"] = spans["start_ps"]
     return spans[MARKER_COLUMNS]
 
 
@@ -231,7 +249,19 @@ def _markers(profile: Profile, events: np.ndarray, step: np.ndarray,
         "track": tracks.astype(np.int64),
         "start_ps": profile.start_ps[events],
         "end_ps": profile.start_ps[events] + profile.duration_ps[events],
+        "period_start_ps": profile.start_ps[events],
     })
+
+
+def _with_waits(markers: pd.DataFrame) -> pd.DataFrame:
+    """Host steps own the wait before them: each period starts where the step before it on the
+    same thread ended (never after the step's own start)."""
+    markers = markers.sort_values(["track", "start_ps"], kind="stable")
+    previous_end = markers.groupby("track")["end_ps"].shift(1)
+    start = markers["start_ps"]
+    markers["period_start_ps"] = previous_end.where(previous_end < start, start).fillna(
+        start).astype(np.int64)
+    return markers.sort_index()
 
 
 def _ordinal_by_host(profile: Profile, events: np.ndarray) -> np.ndarray:
@@ -249,7 +279,7 @@ def _empty_markers() -> pd.DataFrame:
         "step": pd.Series(dtype=np.int64), "name": pd.Series(dtype=object),
         "section": pd.Series(dtype=object), "host": pd.Series(dtype=object),
         "track": pd.Series(dtype=np.int64), "start_ps": pd.Series(dtype=np.int64),
-        "end_ps": pd.Series(dtype=np.int64)})
+        "end_ps": pd.Series(dtype=np.int64), "period_start_ps": pd.Series(dtype=np.int64)})
 
 
 def _int_or(values: np.ndarray, default: int) -> np.ndarray:
