@@ -20,12 +20,12 @@ step, the verdict's percentage, and the host input-op table. Differences we chos
 
 from __future__ import annotations
 
+import fixture_files
 import numpy as np
 import pandas as pd
 import pytest
-
-import fixture_files
 import xprof_oracle
+
 import xprof_widgets as xw
 from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
 from xprof_widgets.analysis.steps import SOURCES

@@ -260,7 +260,7 @@ def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray,
     on_host = np.isin(md["section_id"].to_numpy(),
                       profile.sections.index[profile.sections["kind"] == "host"].to_numpy())
     user = re.compile(pattern)
-    names = profile.display_names
+    names = _op_names(profile)
     for row in np.flatnonzero(on_host).tolist():
         name = names[row]
         if _WAIT_NAME.search(name):
@@ -273,7 +273,7 @@ def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray,
             kind[row], category[row] = _INPUT, PREPROCESSING
         elif user.search(_callable_name(name)):
             kind[row] = _INPUT
-            words = {w.lower() for w in _WORD.findall(name)}
+            words = {w.lower() for w in _WORD.findall(_callable_name(name))}
             if words & _READ_WORDS:
                 reads[row], category[row] = True, DEMANDED
             elif words & _PREP_WORDS:
@@ -281,6 +281,15 @@ def _host_kinds(profile: Profile, pattern: str) -> tuple[np.ndarray, np.ndarray,
             else:
                 category[row] = OTHER_INPUT
     return kind, category, reads
+
+
+def _op_names(profile: Profile) -> np.ndarray:
+    """Host event names as the input-op table shows them: tf.data iterators by their full path
+    (`Iterator::Root::Prefetch::ParallelMapV2`, as XProf lists them and as their category
+    depends on), other events by their display name."""
+    full = profile.metadata["name"].to_numpy(dtype=object)
+    shown = profile.display_names
+    return np.where([n.startswith("Iterator::") for n in full.tolist()], full, shown)
 
 
 def _callable_name(name: str) -> str:
@@ -305,7 +314,7 @@ def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Ser
     start = profile.start_ps[events]
     duration = profile.duration_ps[events]
     self_ps = _self_times(profile.track_of(events), start, start + duration, duration)
-    labels = np.array([_op_label(n) for n in profile.display_names.tolist()], dtype=object)
+    labels = np.array([_op_label(n) for n in _op_names(profile).tolist()], dtype=object)
     frame = pd.DataFrame({"input_op": labels[profile.meta[events]],
                           "category": host.category[ops], "duration": duration, "self": self_ps})
     table = frame.groupby(["input_op", "category"], sort=False).agg(
