@@ -129,11 +129,12 @@ class OpProfileAnalysis:
     def overview(self) -> dict[str, Any]:
         """Device, total and idle time, overall utilization against the device peaks."""
         ops = self.ops
-        total_s = self.total_time_ps / PS_PER_S
+        # Rates over the time the device was busy, idle excluded, as XProf's overview.
+        busy_s = (self.total_time_ps - self.idle_time_ps) / PS_PER_S
         flops = float(np.nansum(ops["flops"]))
         hbm = float(np.nansum(ops["hbm_bytes"]))
-        rate = flops / total_s if total_s else math.nan
-        bandwidth = hbm / total_s if total_s else math.nan
+        rate = flops / busy_s if busy_s > 0 else math.nan
+        bandwidth = hbm / busy_s if busy_s > 0 else math.nan
         return {
             "device_kind": self.device.kind,
             "device_type": self.device.name,
