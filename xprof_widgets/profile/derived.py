@@ -6,11 +6,15 @@
   `StopRegion` instants; XProf draws the span from each start to the stop that follows it on the
   same thread as one `ThreadpoolListener::Region` slice.
 
-Both work on one file's columns while it is decoded (events grouped by line, not yet sorted).
+- Framework rows of TPU cores: `Framework Name Scope`, `Framework Ops` and `Source code`,
+  built from each op's `tf_op` and `source` stats (see `framework_rows`).
+
+All work on one file's columns while it is decoded (events grouped by line, not yet sorted).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,3 +77,205 @@ def threadpool_regions(meta_rows: np.ndarray, start: np.ndarray, group: np.ndarr
             region_rows[section] = rows.add(REGION, section)
         out_rows[k] = region_rows[section]
     return start[first], start[last] - start[first], group[first], out_rows
+
+
+# ---- framework rows of TPU cores ---------------------------------------------------------------
+FRAMEWORK_NAME_SCOPE, FRAMEWORK_OPS, SOURCE_CODE = (
+    "Framework Name Scope", "Framework Ops", "Source code")
+_DERIVED_LINE_IDS = {FRAMEWORK_NAME_SCOPE: 0xDEADBEEF + 2, FRAMEWORK_OPS: 0xDEADBEEF + 3,
+                     SOURCE_CODE: 0xDEADBEEF + 7}
+"""The line ids XProf gives these rows, which place them after the core's own lines."""
+_TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
+_TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
+_JAX_OP_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class FrameworkOp:
+    """A framework op name (`tf_op` stat) as XProf reads it: `name:Type` for TensorFlow,
+    `scope/.../op:` for JAX; anything else is shown as written and has no name scopes."""
+
+    full: str
+    category: str  # "tensorflow", "jax", "tf.data", "memcpy" or "unknown"
+    name: str
+    type: str
+
+    @property
+    def label(self) -> str:
+        """The name its Framework Ops slice shows (the op type; the whole name if unknown)."""
+        if self.category == "unknown":
+            return self.name.rstrip()
+        if self.category == "tf.data":
+            return "Iterator::" + self.name.split("::")[-1]
+        return self.type
+
+    @property
+    def scopes(self) -> list[str]:
+        """Name scopes of a TensorFlow or JAX op, outermost first."""
+        if self.category not in ("tensorflow", "jax"):
+            return []
+        return self.name.split("/")[:-1]
+
+
+def parse_framework_op(full: str) -> FrameworkOp:
+    name, colon, op_type = full.partition(":")
+    if not colon:
+        memcpy = next((m for m in ("MemcpyHToD", "MemcpyDToH", "MemcpyDToD", "MemcpyHToH")
+                       if full.lower().startswith(m.lower())), None)
+        return FrameworkOp(full, "memcpy" if memcpy else "unknown", full, memcpy or "")
+    if name == "Iterator":
+        return FrameworkOp(full, "tf.data", full, "Dataset")
+    if _TF_OP_TYPE.fullmatch(op_type) and _TF_OP_NAME.fullmatch(name):
+        return FrameworkOp(full, "tensorflow", name, op_type)
+    derived = op_type or _op_type_of(name)
+    if _JAX_OP_TYPE.fullmatch(derived):
+        return FrameworkOp(full, "jax", name, derived.split("[", 1)[0])
+    if not op_type:
+        return FrameworkOp(full, "tensorflow", name, derived)
+    return FrameworkOp(full, "unknown", full, "")
+
+
+def _op_type_of(name: str) -> str:
+    """`model/layer/MatMul_1` -> `MatMul`: the last path part without a numeric suffix."""
+    last = name.rsplit("/", 1)[-1]
+    stem, _, suffix = last.rpartition("_")
+    return stem if stem and suffix.lstrip("-").isdigit() else last
+
+
+@dataclass
+class DerivedRow:
+    """Slices of one derived row: starts, durations and metadata rows."""
+
+    name: str
+    line_id: int
+    start: np.ndarray
+    duration: np.ndarray
+    meta: np.ndarray
+
+
+def framework_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarray,
+                   meta_rows: np.ndarray, module: np.ndarray, is_async: np.ndarray,
+                   rows: MetadataRows, section: int) -> list[DerivedRow]:
+    """XProf's Framework Name Scope, Framework Ops and Source code rows of one TPU core.
+
+    `events`: the core's events in time order; `module`: the XLA module run each belongs to
+    (-1 for none); `is_async`: which carry the `_a` stat (XProf leaves those out). Consecutive ops of one module run with the same framework op (name
+    scope, source line) merge into one slice per level, as XProf's derived timeline does; a
+    change at a name-scope level ends the slices below it. A slice nested in one of the same
+    span is shortened by a nanosecond per level, as XProf draws them, so they nest visibly.
+    """
+    stats = [rows.stats[r] for r in meta_rows[events].tolist()]
+    tf_ops = np.array([str(s.get("tf_op", "")) for s in stats], dtype=object)
+    sources = np.array([str(s.get("source", "")) for s in stats], dtype=object)
+    eligible = ~is_async & np.array([not s.get("_a") for s in stats], bool)
+    out: list[DerivedRow] = []
+    with_op = np.flatnonzero(eligible & (tf_ops != ""))
+    if with_op.shape[0]:
+        parsed = {full: parse_framework_op(full) for full in set(tf_ops[with_op].tolist())}
+        ops = [parsed[t] for t in tf_ops[with_op].tolist()]
+        depth = max(len(op.scopes) for op in ops)
+        keys = np.full((with_op.shape[0], depth + 1), -1, np.int64)
+        names: dict[str, int] = {}
+        for i, op in enumerate(ops):
+            for level, scope in enumerate(op.scopes):
+                keys[i, level] = names.setdefault(scope, len(names))
+        op_keys = np.array([names.setdefault("\0" + op.full, len(names)) for op in ops])
+        scope_rows = _merged_levels(keys[:, :depth], events[with_op], start, duration,
+                                    module[with_op], reset=None)
+        op_rows = _merged_levels(op_keys[:, None], events[with_op], start, duration,
+                                 module[with_op],
+                                 reset=_scope_restarts(keys[:, 0], module[with_op]))
+        labels = {key: name for name, key in names.items()}
+        if scope_rows[0].shape[0]:
+            out.append(_row(FRAMEWORK_NAME_SCOPE, scope_rows, lambda k: labels[k], rows,
+                            section))
+        out.append(_row(FRAMEWORK_OPS, op_rows, lambda k: parsed[labels[k][1:]], rows,
+                        section))
+    with_source = np.flatnonzero(eligible & (sources != ""))
+    if with_source.shape[0]:
+        codes, source_keys = np.unique(sources[with_source], return_inverse=True)
+        merged = _merged_levels(source_keys[:, None], events[with_source], start, duration,
+                                module[with_source], reset=None)
+        out.append(_row(SOURCE_CODE, merged, lambda k: str(codes[k]), rows, section))
+    return out
+
+
+def _scope_restarts(top: np.ndarray, module: np.ndarray) -> np.ndarray:
+    """Where a new outermost name-scope slice starts: XProf then also ends the Framework Ops
+    slice, which hangs off the name scopes."""
+    present = top >= 0
+    new = ~present | (module < 0)
+    new[0] = True
+    new[1:] |= (top[1:] != top[:-1]) | (module[1:] != module[:-1]) | ~present[:-1]
+    return new & present
+
+
+def _merged_levels(keys: np.ndarray, events: np.ndarray, start: np.ndarray,
+                   duration: np.ndarray, module: np.ndarray, reset: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merged slices of every level: (start, end, key, level), nested ones shortened.
+
+    keys[i, level] names event i's slice at that level (-1: none). A level's slice goes on
+    while the key, the module run and every level above go on; `reset` marks events where the
+    row this one depends on (the name scopes, for Framework Ops) starts anew.
+    """
+    n, levels = keys.shape
+    begin, finish = start[events], start[events] + duration[events]
+    parts: list[tuple[np.ndarray, ...]] = []
+    new_above = np.zeros(n, bool) if reset is None else reset.copy()
+    parent_run = None
+    for level in range(levels):
+        key = keys[:, level]
+        present = key >= 0
+        new = new_above | ~present | (module < 0)  # outside a module run: each op alone
+        new[0] = True
+        new[1:] |= (key[1:] != key[:-1]) | (module[1:] != module[:-1]) | ~present[:-1]
+        segment = np.flatnonzero(new)
+        run_of = np.cumsum(new) - 1
+        heads = segment[present[segment]]
+        if not heads.shape[0]:
+            break
+        tails = np.append(segment[1:], n)[present[segment]] - 1
+        ends = np.maximum.reduceat(finish, segment)[present[segment]]
+        parent = parent_run[heads] if parent_run is not None else np.full(heads.shape[0], -1)
+        parts.append((begin[heads], ends, key[heads], tails, parent))
+        parent_run = np.full(n, -1)
+        parent_run[present] = np.searchsorted(heads, np.flatnonzero(present), side="right") - 1
+        parent_run[present] += sum(p[0].shape[0] for p in parts[:-1])
+        new_above = new
+    if not parts:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty, empty
+    s, e, k, tail, parent = (np.concatenate(c) for c in zip(*parts, strict=True))
+    level = np.concatenate([np.full(p[0].shape[0], lv) for lv, p in enumerate(parts)])
+    return s, _shortened(s, e, tail, parent, level), k, level
+
+
+def _shortened(start: np.ndarray, end: np.ndarray, tail: np.ndarray, parent: np.ndarray,
+               level: np.ndarray) -> np.ndarray:
+    """Ends nested slices that close together with their parent a nanosecond earlier per level
+    whose span equals the one above, so equal spans still nest visibly (as XProf draws them)."""
+    shrink = np.zeros(start.shape[0], np.int64)
+    for lv in range(1, int(level.max()) + 1 if level.shape[0] else 0):
+        mine = np.flatnonzero(level == lv)
+        up = parent[mine]
+        together = tail[up] == tail[mine]
+        same = (start[up] == start[mine]) & (end[up] == end[mine])
+        shrink[mine] = np.where(together, shrink[up] + same, 0)
+    return end - np.minimum(shrink * 1000, np.maximum(end - start - 1000, 0))
+
+
+def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int) -> DerivedRow:
+    start, end, key, _ = merged
+    meta_of: dict[int, int] = {}
+    meta = np.empty(key.shape[0], np.int64)
+    for i, k in enumerate(key.tolist()):
+        if k not in meta_of:
+            what = label(k)
+            if isinstance(what, FrameworkOp):
+                meta_of[k] = rows.add(what.full, section)
+                rows.display_names[meta_of[k]] = what.label
+            else:
+                meta_of[k] = rows.add(what, section)
+        meta[i] = meta_of[k]
+    return DerivedRow(name, _DERIVED_LINE_IDS[name], start, end - start, meta)

@@ -15,7 +15,13 @@ from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
 from . import _wire
-from .derived import MetadataRows, name_steps, threadpool_regions
+from .derived import (
+    DerivedRow,
+    MetadataRows,
+    framework_rows,
+    name_steps,
+    threadpool_regions,
+)
 from .ordering import (
     GPU_PREFIX,
     HOST_THREADS,
@@ -38,6 +44,8 @@ _SKIPPED_PLANES = {"/host:metadata"}
 _HLO_PROTO_STAT = "Hlo Proto"
 _PROGRAM_ID_SUFFIX = re.compile(r"(.*)\((\d+)\)", re.DOTALL)
 _COUNTER_LINES = {"_counters_"}
+_TENSOR_CORE = re.compile(r"/device:TPU:\d+")
+_XLA_MODULES = "XLA Modules"
 _UINT64 = (1 << 64) - 1
 
 
@@ -161,32 +169,41 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
     internal = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))[meta_rows]
     group += internal
-    if internal.any() or r_start.shape[0]:
+    line_keys = _line_keys(headers, lines, line_names, data)
+    rows_of_tracks = [(int(lines[k, 0]), _line_name(data, line_names, k) or
+                       f"line {int(lines[k, 1])}", line_keys[k], hidden)
+                      for k in range(lines.shape[0]) for hidden in (0, 1)]
+    derived = _framework_rows(XSpaceDetails(data, record, plane_starts, stat_names, source),
+                              headers, lines, line_names, data, start, duration, meta_rows,
+                              rows, section_of_plane)
+    for plane_index, row in derived:  # rows XProf derives get tracks of their own
+        rows_of_tracks.append((plane_index, row.name, row.line_id, 0))
+        group = np.concatenate([group, np.full(row.start.shape[0], len(rows_of_tracks) - 1)])
+        start = np.concatenate([start, row.start])
+        duration = np.concatenate([duration, row.duration])
+        meta_rows = np.concatenate([meta_rows, row.meta])
+        record = np.concatenate([record, np.full(row.start.shape[0], _no_record(record),
+                                                 record.dtype)])
+    if internal.any() or r_start.shape[0] or derived:
         moved = np.argsort(group, kind="stable")
         meta_rows, record = meta_rows[moved], record[moved]
         start, duration = start[moved], duration[moved]
-    group_end = np.cumsum(np.bincount(group, minlength=2 * lines.shape[0]))
-    bounds = np.stack([group_end - np.bincount(group, minlength=2 * lines.shape[0]),
-                       group_end], axis=1)
+    sizes = np.bincount(group, minlength=len(rows_of_tracks))
+    bounds = np.stack([np.cumsum(sizes) - sizes, np.cumsum(sizes)], axis=1)
     depth = np.empty(start.shape[0], np.int16)
     perm = _wire.order_and_depth(start, duration, bounds, depth)
     if perm.shape[0]:
         meta_rows = meta_rows[perm]
         record = record[perm]
 
-    line_keys = _line_keys(headers, lines, line_names, data)
     tracks: list[Track] = []
-    for g in range(bounds.shape[0]):
-        k, hidden = divmod(g, 2)
-        plane_index, line_id = int(lines[k, 0]), int(lines[k, 1])
+    for g, (plane_index, name, key, hidden) in enumerate(rows_of_tracks):
         lo, hi = int(bounds[g, 0]), int(bounds[g, 1])
         if lo == hi or headers[plane_index].name in _SKIPPED_PLANES:
             continue
-        name = _line_name(data, line_names, k)
         kind = "hidden" if hidden else "counter" if name in _COUNTER_LINES else "slices"
-        tracks.append(Track(
-            section=section_of_plane[plane_index], name=name or f"line {line_id}", kind=kind,
-            first=lo, end=hi, sort_key=(kind != "counter", line_keys[k], hidden)))
+        tracks.append(Track(section=section_of_plane[plane_index], name=name, kind=kind,
+                            first=lo, end=hi, sort_key=(kind != "counter", key, hidden)))
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
@@ -219,6 +236,37 @@ def _line_keys(headers: list, lines: np.ndarray, line_names: np.ndarray,
         for k, key in zip(own, gpu_line_keys(described), strict=True):
             keys[k] = key
     return keys
+
+
+def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
+                    line_names: np.ndarray, data: bytes, start: np.ndarray,
+                    duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
+                    section_of_plane: dict[int, int]) -> list[tuple[int, DerivedRow]]:
+    """The framework rows XProf derives for each TPU core (TensorCore planes only), with each
+    op attributed to the run of its `XLA Modules` event."""
+    out = []
+    for p, plane in enumerate(headers):
+        if not _TENSOR_CORE.fullmatch(plane.name):
+            continue
+        own = np.flatnonzero(lines[:, 0] == p).tolist()
+        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own]) if own \
+            else np.empty(0, np.int64)
+        if not events.shape[0]:
+            continue
+        events = events[np.lexsort((-duration[events], start[events]))]
+        modules = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own
+                                  if _line_name(data, line_names, k) == _XLA_MODULES] or
+                                 [np.empty(0, np.int64)])
+        modules = modules[np.argsort(start[modules], kind="stable")]
+        module = np.full(events.shape[0], -1)
+        if modules.shape[0]:
+            at = np.searchsorted(start[modules], start[events], side="right") - 1
+            ends = (start + duration)[modules][np.maximum(at, 0)]
+            module = np.where((at >= 0) & (start[events] <= ends), at, -1)
+        is_async = scan.stat_ints(events, "_a")[0]
+        out += [(p, row) for row in framework_rows(events, start, duration, meta_rows, module,
+                                                   is_async, rows, section_of_plane[p])]
+    return out
 
 
 def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
