@@ -388,15 +388,14 @@ class _Builder:
         self.r_event.append(index)
 
     def _counter(self, name: str, pid: Any, ts: float, args: dict | None, index: int) -> None:
-        values = [(k, v) for k, v in (args or {}).items()
-                  if type(v) in (int, float) and math.isfinite(v)]
+        values = [(k, number) for k, v in (args or {}).items() if type(v) in (int, float)
+                  and (number := _number(v)) is not None and math.isfinite(number)]
         if not values:
             self.drops.add("C event{s} without a finite numeric value", index)
             return
         for key, value in values:
             label = name if len(args) == 1 else f"{name} {key}"
-            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index,
-                      float(value))
+            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index, value)
 
     def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, ts: float, index: int) -> None:
         flow_id, id2 = ev.get("id"), ev.get("id2")
