@@ -1,6 +1,7 @@
 # make test: unit + browser tests (and the protobuf 4.21 decoding job); make demo: a real profile
-# in JupyterLab. Both install what they need: a venv in .venv, the package with its JS bundles
-# (built by the hatch hook, see hatch_build.py), Chromium from Debian when missing.
+# in JupyterLab. Both install what they need: a venv in .venv, the package with its compiled
+# kernels and JS bundles (both built by setup.py), a C compiler and Chromium from Debian when
+# missing.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +10,7 @@ PB_VENV := .venv-pb421
 LOGDIR ?= demo_logdir
 IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: test test-js test-pb-compat demo install chromium
+.PHONY: test test-js test-pb-compat demo install chromium compiler
 
 test: install chromium test-js test-pb-compat
 	$(VENV)/bin/ruff check .
@@ -18,8 +19,24 @@ test: install chromium test-js test-pb-compat
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-install: $(PY)
+install: $(PY) compiler
 	$(PY) -m pip install -q -e '.[test]'
+
+# The kernels (xprof_widgets/_native/*.pyx) are compiled when the package is installed: that
+# needs a C compiler and the interpreter's headers (pyenv's and python.org's builds ship them;
+# Debian's python3 needs python3-dev). Cython itself comes through pip's build isolation.
+compiler:
+	@if ! command -v cc >/dev/null 2>&1 || ! $(PYTHON) -c "import os, sys, sysconfig; \
+	    sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; \
+	then \
+	  if [ "$(IS_ROOT)" = yes ]; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc libc6-dev \
+	      python3-dev; \
+	  else \
+	    echo "A C compiler or Python.h is missing: run 'apt-get install -y gcc python3-dev' as root"; \
+	    exit 1; \
+	  fi; \
+	fi
 
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
@@ -34,18 +51,19 @@ test-js:
 	cd js && node --test --test-reporter=spec test/
 
 # Colab pins an older protobuf: decoding must work on protobuf 4.21 too. Only the test files that
-# use @pytest.mark.decoding are collected, so they may import numpy, pandas, numba, protobuf,
-# pytest, hypothesis and xprof_widgets' decoding modules, nothing else.
+# use @pytest.mark.decoding are collected, so they may import numpy, pandas, protobuf, pytest,
+# hypothesis and xprof_widgets' decoding modules, nothing else. The package is read from this
+# tree, whose kernels `install` has just compiled in place for the same $(PYTHON).
 test-pb-compat: install
 	@[ -x $(PB_VENV)/bin/python ] || $(PYTHON) -m venv $(PB_VENV)
-	$(PB_VENV)/bin/python -m pip install -q protobuf==4.21.12 numpy pandas numba pytest hypothesis
-	XPROF_WIDGETS_SKIP_JS=1 $(PB_VENV)/bin/python -m pip install -q --no-deps -e .
+	$(PB_VENV)/bin/python -m pip install -q protobuf==4.21.12 numpy pandas pytest hypothesis
 	@files=$$(grep -l 'pytest.mark.decoding' tests/unit/*.py 2>/dev/null); \
 	if [ -z "$$files" ]; then \
 	  echo "test-pb-compat: no test file uses @pytest.mark.decoding yet"; \
 	else \
 	  echo "protobuf $$($(PB_VENV)/bin/python -c 'import google.protobuf as p; print(p.__version__)')"; \
-	  $(PB_VENV)/bin/python -m pytest -q -p no:cacheprovider -m decoding $$files; \
+	  PYTHONPATH=$(CURDIR) $(PB_VENV)/bin/python -m pytest -q -p no:cacheprovider -m decoding \
+	    $$files; \
 	fi
 
 demo: install

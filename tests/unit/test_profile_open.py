@@ -129,7 +129,7 @@ def test_every_committed_profile_opens(tpu_path, name, sections, n_events):
 
 def test_the_jax_cpu_profile_has_steps_ops_and_hlo(tpu_path):
     profile = xw.open_profile(tpu_path.parent / "jax_cpu_demo.xplane.pb")
-    train = profile.events(name="^train$")
+    train = profile.events(name=r"^train \d+$")  # step roots named as XProf: "<name> <step>"
     assert len(train) == 8
     assert sorted(profile.stat_column(train["event"].to_numpy(), "step_num")) == list(range(8))
     assert "jit_train_step" in set(profile.hlo_modules["name"])
@@ -255,3 +255,18 @@ def test_traces_in_nested_directories_without_plugins_profile_are_runs(tmp_path,
 def test_a_named_trace_and_xspace_of_one_host_in_a_run_keep_the_xspace(make_logdir, tpu_path):
     logdir = make_logdir({"r1": {"h.xplane.pb": tpu_path, "h.json": b'{"traceEvents": []}'}})
     assert xw.open_profile(logdir).n_events == 26723
+
+
+@pytest.mark.parametrize("path, host", [
+    ("torch_export", "trace"),  # prof.export_chrome_trace("trace.json")
+    ("torch_export/trace.json", "trace"),
+    ("torch_hta", "rank-0"),  # rank-0.json.gz
+    ("torch_tb_handler", "worker0.1796115421816595431"),  # tensorboard_trace_handler's name
+])
+def test_real_pytorch_traces_open_by_file_or_directory(tpu_path, path, host):
+    profile = xw.open_profile(tpu_path.parent / path)
+    assert profile.hosts == [host]
+    assert profile.warnings == []
+    steps = profile.events(name=r"^ProfilerStep#\d$")
+    assert steps["name"].tolist() == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
+    assert len(profile.flow_edges()) > 0

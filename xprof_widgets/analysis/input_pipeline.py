@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pandas as pd
 
+from .._native.intervals import self_times as _self_times
 from ..profile.model import PS_PER_US, Profile
 from .steps import (
     HOW_TO_MARK,
@@ -331,26 +331,6 @@ def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Ser
                  .reindex(list(HOST_CATEGORIES), fill_value=0.0).astype(np.float64))
     breakdown.index.name = "category"
     return table[OP_COLUMNS].reset_index(drop=True), breakdown
-
-
-@numba.njit(cache=True, nogil=True)
-def _self_times(track, start, end, duration):
-    """Duration minus the overlap of input ops nested directly inside (same track, in order)."""
-    n = start.shape[0]
-    out = duration.copy()
-    stack = np.empty(n, np.int64)
-    top = 0
-    for i in range(n):
-        if i > 0 and track[i] != track[i - 1]:
-            top = 0
-        while top > 0 and end[stack[top - 1]] <= start[i]:
-            top -= 1
-        if top > 0:
-            parent = stack[top - 1]
-            out[parent] -= min(end[i], end[parent]) - start[i]
-        stack[top] = i
-        top += 1
-    return np.maximum(out, 0)
 
 
 # ---- device side: per-step breakdown -------------------------------------------------------

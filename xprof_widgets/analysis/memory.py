@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
+from .._native.memory import replay as _replay
+from .._native.memory import span_hashes as _span_hashes
 from ..errors import ProfileError
 from ..profile.hlo import (
     BufferAssignment,
@@ -60,7 +61,7 @@ _NO_BUFFER_ASSIGNMENT = (
     "jax.profiler.trace (and XProf's capture does too), so capture the profile again that way "
     "rather than from an HLO dump or a tool that strips it")
 
-# replay status codes
+# replay status codes (as _native/memory.pyx returns them)
 _OK, _FREED_TWICE, _NEGATIVE_HEAP, _SHARE_CYCLE = 0, 1, 2, 3
 
 
@@ -91,122 +92,6 @@ def _color(memory_space: str | int) -> int:
         raise ProfileError(f"unknown memory space {memory_space!r}; expected one of "
                            f"{', '.join(SPACE_ORDER)} (or a colour number)")
     return _COLOR_OF[key]
-
-
-# ---- the replay ------------------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
-def _root(canonical, row, limit):
-    steps = 0
-    while canonical[row] >= 0:
-        row = canonical[row]
-        steps += 1
-        if steps > limit:
-            return -1
-    return row
-
-
-@numba.njit(cache=True, nogil=True)
-def _replay(kinds, rows, share_rows, sizes, unpadded):
-    """Replays heap-simulator events over logical-buffer rows (-1: unknown buffer, skipped).
-
-    Returns (status, failing event, heap after each event, unpadded heap after each event, peak,
-    unpadded at peak, peak event (-1 if the heap never grew), push root, push display row, push
-    event, kill event, span start, span end). A push is a buffer becoming live (ALLOC, or a
-    SHARE_WITH that revives a freed canonical buffer); its display row is the buffer now using
-    that memory; kill is the event that freed it (n if never).
-    """
-    n = kinds.shape[0]
-    n_lb = sizes.shape[0]
-    heap = np.zeros(n, np.int64)
-    heap_u = np.zeros(n, np.int64)
-    ref = np.zeros(n_lb, np.int64)
-    canonical = np.full(n_lb, -1, np.int64)
-    display = np.full(n_lb, -1, np.int64)
-    span_start = np.full(n_lb, -1, np.int64)
-    span_end = np.full(n_lb, -1, np.int64)
-    last_push = np.full(n_lb, -1, np.int64)
-    push_root = np.empty(n, np.int64)
-    push_display = np.empty(n, np.int64)
-    push_at = np.empty(n, np.int64)
-    kill_at = np.full(n, n, np.int64)
-    prev_push = np.full(n, -1, np.int64)
-    n_push = 0
-    cur = np.int64(0)
-    cur_u = np.int64(0)
-    peak = np.int64(0)
-    peak_u = np.int64(0)
-    peak_at = -1
-    status = _OK
-    failed = -1
-    for t in range(n):
-        r = rows[t]
-        grew = -1
-        if r >= 0:
-            kind = kinds[t]
-            if kind == 0:  # ALLOC
-                root = _root(canonical, r, n_lb)
-                if root < 0:
-                    status, failed = _SHARE_CYCLE, t
-                    break
-                ref[root] += 1
-                grew = r
-                span_start[r] = t
-                span_end[r] = n - 1
-            elif kind == 1:  # FREE
-                root = _root(canonical, r, n_lb)
-                if root < 0:
-                    status, failed = _SHARE_CYCLE, t
-                    break
-                ref[root] -= 1
-                if ref[root] < 0:
-                    status, failed = _FREED_TWICE, t
-                    break
-                if ref[root] == 0:
-                    cur -= sizes[root]
-                    cur_u -= unpadded[root]
-                    if cur < 0:
-                        status, failed = _NEGATIVE_HEAP, t
-                        break
-                    # a canonical buffer's lifetime ends once; a revived region's lifetime is
-                    # its reviving sharer's (as XProf 2.24 reports them)
-                    if span_start[root] >= 0 and span_end[root] == n - 1:
-                        span_end[root] = t
-                    k = last_push[root]
-                    while k >= 0 and kill_at[k] == n:
-                        kill_at[k] = t
-                        k = prev_push[k]
-                if span_start[r] >= 0 and canonical[r] >= 0:
-                    span_end[r] = t
-            elif kind == 2 and share_rows[t] >= 0:  # SHARE_WITH
-                c = share_rows[t]
-                canonical[r] = c
-                root = _root(canonical, c, n_lb)
-                if root < 0:
-                    status, failed = _SHARE_CYCLE, t
-                    break
-                ref[root] += 1
-                if ref[root] == 1:  # the canonical buffer had been freed: memory comes back
-                    display[root] = r
-                    span_start[r] = t
-                    span_end[r] = n - 1
-                    grew = root
-        if grew >= 0:
-            cur += sizes[grew]
-            cur_u += unpadded[grew]
-            if cur > peak:
-                peak = cur
-                peak_u = cur_u
-                peak_at = t
-            push_root[n_push] = grew
-            push_display[n_push] = display[grew] if display[grew] >= 0 else grew
-            push_at[n_push] = t
-            prev_push[n_push] = last_push[grew]
-            last_push[grew] = n_push
-            n_push += 1
-        heap[t] = cur
-        heap_u[t] = cur_u
-    return (status, failed, heap, heap_u, peak, peak_u, peak_at, push_root[:n_push],
-            push_display[:n_push], push_at[:n_push], kill_at[:n_push], span_start, span_end)
 
 
 # ---- buffer assignment as rows ------------------------------------------------------------------
@@ -580,15 +465,3 @@ class MemoryAnalysis:
         return (f"<MemoryAnalysis {s['module']}({s['program_id']}) {s['memory_space']}: "
                 f"peak {s['peak_mib']:.2f} MiB ({s['peak_unpadded_mib']:.2f} MiB unpadded) at "
                 f"step {s['peak_program_order']} {s['peak_instruction'] or ''}>")
-
-
-@numba.njit(cache=True, nogil=True)
-def _span_hashes(buf, spans):
-    """64-bit FNV-1a of each byte span: equal names get equal keys without making strings."""
-    out = np.empty(spans.shape[0], np.uint64)
-    for k in range(spans.shape[0]):
-        h = np.uint64(14695981039346656037)
-        for i in range(spans[k, 0], spans[k, 1]):
-            h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
-        out[k] = h
-    return out

@@ -19,9 +19,9 @@ import zlib
 from collections import Counter
 from typing import Any
 
-import numba
 import numpy as np
 
+from .._native.intervals import bind_flow_points as _bind_flow_points
 from ..errors import ProfileError
 from . import _wire
 from .ordering import natural_key, plane_kind
@@ -388,15 +388,14 @@ class _Builder:
         self.r_event.append(index)
 
     def _counter(self, name: str, pid: Any, ts: float, args: dict | None, index: int) -> None:
-        values = [(k, v) for k, v in (args or {}).items()
-                  if type(v) in (int, float) and math.isfinite(v)]
+        values = [(k, number) for k, v in (args or {}).items() if type(v) in (int, float)
+                  and (number := _number(v)) is not None and math.isfinite(number)]
         if not values:
             self.drops.add("C event{s} without a finite numeric value", index)
             return
         for key, value in values:
             label = name if len(args) == 1 else f"{name} {key}"
-            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index,
-                      float(value))
+            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index, value)
 
     def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, ts: float, index: int) -> None:
         flow_id, id2 = ev.get("id"), ev.get("id2")
@@ -592,44 +591,6 @@ class _Builder:
         edges = np.stack([event[src][link], event[dst][link],
                           renumber[fid_col[src][link]]], axis=1)
         return edges[np.argsort(edges[:, 2], kind="stable")].astype(np.int64).reshape(-1, 3)
-
-
-@numba.njit(cache=True, nogil=True)
-def _bind_flow_points(start, end, firsts, ends, p_track, p_at, p_enclosing, by_time, out):
-    """out[p] = the slice flow point p binds to, or -1 (see `_Builder._flow_edges`).
-
-    Points are visited by (track, time). Slices that started by a point's time are kept on a
-    stack in start order; one that ended before the point can hold no later point either, so it
-    is popped for good when it reaches the top, and the top is then the latest-starting slice
-    that contains the point.
-    """
-    stack = np.empty(start.shape[0], np.int64)
-    k = 0
-    m = by_time.shape[0]
-    while k < m:
-        track = p_track[by_time[k]]
-        lo = firsts[track]
-        hi = ends[track]
-        top = 0
-        nxt = lo
-        while k < m and p_track[by_time[k]] == track:
-            p = by_time[k]
-            at = p_at[p]
-            while nxt < hi and start[nxt] <= at:
-                stack[top] = nxt
-                top += 1
-                nxt += 1
-            while top > 0 and end[stack[top - 1]] < at:
-                top -= 1
-            event = -1
-            if p_enclosing[p] and top > 0:
-                event = stack[top - 1]
-            if event < 0:
-                after = lo + np.searchsorted(start[lo:hi], at)
-                if after < hi:
-                    event = after
-            out[p] = event
-            k += 1
 
 
 class ChromeArgs:

@@ -13,7 +13,10 @@ from .trace_data import HostTrace
 
 def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
                  host: str | Sequence[str] | None = None) -> Profile:
-    """Opens a logdir, run directory, `.xplane.pb`, `.trace.json[.gz]` or fsspec URL.
+    """Opens a logdir, run directory, `.xplane.pb`, Chrome trace or fsspec URL.
+
+    A Chrome trace is any JSON file holding `{"traceEvents": [...]}` or an array of events,
+    gzipped or not, whatever its name (`trace.json`, `rank-0.json.gz`, `*.pt.trace.json`).
 
     The newest run is opened unless `run` names one; every host of the run is opened unless
     `host` picks one or several. An opened `Profile` is returned as it is.

@@ -8,12 +8,12 @@ O(buckets) whatever the sample count.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._native.counters import build as _build
+from .._native.counters import query as _query
 from ..profile.model import Profile
 
-_jit = numba.njit(cache=True, nogil=True)
 _BLOCK = 64
 _LEVELS = 3
 
@@ -54,81 +54,3 @@ class CounterIndex:
                sizes, lo, hi, px, out_t, out_min, out_max, out_last, counts)
         n = int(counts.sum())
         return counts, out_t[:n], out_min[:n], out_max[:n], out_last[:n]
-
-
-@_jit
-def _build(values, block_min, block_max):
-    for level in range(len(block_min)):
-        lows, highs = block_min[level], block_max[level]
-        for j in range(lows.shape[0]):
-            lo_v, hi_v = np.nan, np.nan
-            a = j * _BLOCK
-            if level == 0:
-                for i in range(a, min(a + _BLOCK, values.shape[0])):
-                    lo_v, hi_v = _fold(lo_v, hi_v, values[i], values[i])
-            else:
-                below_min, below_max = block_min[level - 1], block_max[level - 1]
-                for i in range(a, min(a + _BLOCK, below_min.shape[0])):
-                    lo_v, hi_v = _fold(lo_v, hi_v, below_min[i], below_max[i])
-            lows[j], highs[j] = lo_v, hi_v
-
-
-@_jit
-def _fold(lo_v, hi_v, a, b):
-    """Min/max that skip NaN (a sample without a value)."""
-    if not np.isnan(a) and not a >= lo_v:
-        lo_v = a
-    if not np.isnan(b) and not b <= hi_v:
-        hi_v = b
-    return lo_v, hi_v
-
-
-@_jit
-def _range_min_max(values, block_min, block_max, a, b):
-    lo_v, hi_v = np.nan, np.nan
-    i = a
-    while i <= b:
-        step = 1
-        low, high = values[i], values[i]
-        size = _BLOCK
-        for level in range(len(block_min)):
-            if i % size != 0 or i + size - 1 > b:
-                break
-            low, high = block_min[level][i // size], block_max[level][i // size]
-            step = size
-            size *= _BLOCK
-        lo_v, hi_v = _fold(lo_v, hi_v, low, high)
-        i += step
-    return lo_v, hi_v
-
-
-@_jit
-def _query(times, values, block_min, block_max, offset, slots, caps, lo, hi, px, out_t, out_min,
-           out_max, out_last, counts):
-    n = 0
-    for k in range(slots.shape[0]):
-        a, b = offset[slots[k]], offset[slots[k] + 1]
-        i = a + np.searchsorted(times[a:b], lo)
-        last = a + np.searchsorted(times[a:b], hi, side="right")
-        if i > a:  # the sample in force when the window opens
-            out_t[n] = times[i - 1]
-            out_min[n] = out_max[n] = out_last[n] = values[i - 1]
-            n += 1
-            counts[k] += 1
-        while i < last:
-            limit = (np.floor((times[i] - lo) / px) + 1.0) * px
-            j_lo, j_hi = i + 1, last
-            if counts[k] + 1 >= caps[k]:  # float rounding can never overrun the output
-                j_lo = last
-            while j_lo < j_hi:  # first sample of a later bucket
-                mid = (j_lo + j_hi) >> 1
-                if times[mid] - lo < limit:
-                    j_lo = mid + 1
-                else:
-                    j_hi = mid
-            out_t[n] = times[i]
-            out_min[n], out_max[n] = _range_min_max(values, block_min, block_max, i, j_lo - 1)
-            out_last[n] = values[j_lo - 1]
-            n += 1
-            counts[k] += 1
-            i = j_lo

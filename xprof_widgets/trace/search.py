@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pandas as pd
 
+from .._native.search import first_hits as _first_hits
+from .._native.search import step as _step
 from ..profile.model import PS_PER_US, Profile
 
-_jit = numba.njit(cache=True, nogil=True)
 MAX_HITS = 200_000
 """Hits listed in time order by default; `n_hits` still counts them all."""
 
@@ -89,100 +89,3 @@ def search(profile: Profile, pattern: str, regex: bool = False, case: bool = Fal
         start_us=profile.start_ps[ordered] / PS_PER_US,
         track=profile.track_of(ordered).astype(np.int64), n_hits=int(n_hits),
         truncated=n < n_hits, rows=rows, _bounds=bounds)
-
-
-@_jit
-def _first_hits(meta, start, rows, bounds, out):
-    """Counts the hits of every track and writes the first out.shape[0] of them by (start,
-    event) into out. Returns (hits in all, hits written)."""
-    n_tracks = bounds.shape[0]
-    total = 0
-    for t in range(n_tracks):
-        for e in range(bounds[t, 0], bounds[t, 1]):
-            if rows[meta[e]]:
-                total += 1
-    pos = np.empty(n_tracks, np.int64)  # each track's next hit (or its end)
-    heap = np.empty(n_tracks, np.int64)  # tracks with a next hit, earliest on top
-    size = 0
-    for t in range(n_tracks):
-        pos[t] = _next_match(meta, rows, bounds[t, 0], bounds[t, 1])
-        if pos[t] < bounds[t, 1]:
-            heap[size] = t
-            size += 1
-            _sift_up(heap, size - 1, pos, start)
-    n = 0
-    while n < out.shape[0] and size > 0:
-        t = heap[0]
-        out[n] = pos[t]
-        n += 1
-        pos[t] = _next_match(meta, rows, pos[t] + 1, bounds[t, 1])
-        if pos[t] >= bounds[t, 1]:
-            size -= 1
-            heap[0] = heap[size]
-        _sift_down(heap, size, pos, start)
-    return total, n
-
-
-@_jit
-def _next_match(meta, rows, e, end):
-    while e < end and not rows[meta[e]]:
-        e += 1
-    return e
-
-
-@_jit
-def _before(a, b, pos, start):
-    ea, eb = pos[a], pos[b]
-    return start[ea] < start[eb] or (start[ea] == start[eb] and ea < eb)
-
-
-@_jit
-def _sift_up(heap, i, pos, start):
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not _before(heap[i], heap[parent], pos, start):
-            break
-        heap[i], heap[parent] = heap[parent], heap[i]
-        i = parent
-
-
-@_jit
-def _sift_down(heap, size, pos, start):
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and _before(heap[child + 1], heap[child], pos, start):
-            child += 1
-        if not _before(heap[child], heap[i], pos, start):
-            break
-        heap[i], heap[child] = heap[child], heap[i]
-        i = child
-
-
-@_jit
-def _step(meta, start, rows, bounds, t, after):
-    """The earliest hit starting after t (after=True) or the latest starting before t, or -1.
-    Per track: binary search to t, then walk to the nearest hit."""
-    best = -1
-    for k in range(bounds.shape[0]):
-        a, b = bounds[k, 0], bounds[k, 1]
-        lo, hi = a, b
-        while lo < hi:  # first event starting after t (after) / at or after t
-            mid = (lo + hi) >> 1
-            if start[mid] < t or (after and start[mid] == t):
-                lo = mid + 1
-            else:
-                hi = mid
-        if after:
-            e = _next_match(meta, rows, lo, b)
-            if e < b and (best < 0 or start[e] < start[best]):
-                best = e
-        else:
-            e = lo - 1
-            while e >= a and not rows[meta[e]]:
-                e -= 1
-            if e >= a and (best < 0 or start[e] >= start[best]):
-                best = e
-    return best
