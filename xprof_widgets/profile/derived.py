@@ -231,7 +231,6 @@ def _merged_levels(keys: np.ndarray, events: np.ndarray, start: np.ndarray,
         new[0] = True
         new[1:] |= (key[1:] != key[:-1]) | (module[1:] != module[:-1]) | ~present[:-1]
         segment = np.flatnonzero(new)
-        run_of = np.cumsum(new) - 1
         heads = segment[present[segment]]
         if not heads.shape[0]:
             break
