@@ -14,7 +14,6 @@ import json
 import random
 from collections import defaultdict
 from decimal import Decimal
-from itertools import pairwise
 from pathlib import Path
 
 import fixture_files
@@ -24,7 +23,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xprof_widgets as xw
-from xprof_widgets.profile.derived import REGION_START, REGION_STOP
 from xprof_widgets.profile.ordering import INTERNAL_EVENTS
 from xprof_widgets.profile.schema import XSpace
 from xprof_widgets.trace import TraceIndex
@@ -35,24 +33,19 @@ SHUFFLES = settings(max_examples=3, deadline=None, database=None,
 
 # ---- brute force -------------------------------------------------------------------------------
 def recount_xspace(data: bytes) -> dict[tuple[str, str], list[tuple[int, int]]]:
-    """(plane, line) -> every drawn event as (absolute start ps, duration ps), from upb."""
+    """(plane, line) -> every event the file holds and XProf draws, as (absolute start ps,
+    duration ps), from upb."""
     rows: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for plane in XSpace.FromString(data).planes:
         if plane.name == "/host:metadata":
             continue
         for line in plane.lines:
             name = line.display_name or line.name
-            marks = []
             for event in line.events:
                 event_name = plane.event_metadata[event.metadata_id].name
-                at = line.timestamp_ns * 1000 + event.offset_ps
-                if event_name in (REGION_START, REGION_STOP):
-                    marks.append((at, event_name == REGION_START))
                 if event_name not in INTERNAL_EVENTS:
+                    at = line.timestamp_ns * 1000 + event.offset_ps
                     rows[(plane.name, name)].append((at, event.duration_ps))
-            marks.sort()
-            rows[(plane.name, name)] += [(a, b - a) for (a, opens), (b, closes) in
-                                         pairwise(marks) if opens and not closes]
     return rows
 
 
@@ -96,15 +89,15 @@ def brute_depths(events: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
     return sorted(out)
 
 
-def our_rows(profile: xw.Profile) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
-    """(section, track) -> every drawn event as (start ps, duration ps, depth)."""
+def our_rows(profile: xw.Profile) -> dict[tuple[str, str], list[tuple[int, int, int, bool]]]:
+    """(section, track) -> every drawn event as (start ps, duration ps, depth, derived)."""
     drawn = profile.tracks[profile.tracks["kind"] == "slices"]
     rows = {}
     for _, row in drawn.iterrows():
         idx = np.arange(row["first_event"], row["end_event"])
         rows[(row["section"], row["name"])] = sorted(zip(
             profile.start_ps[idx].tolist(), profile.duration_ps[idx].tolist(),
-            profile.depth[idx].tolist(), strict=True))
+            profile.depth[idx].tolist(), profile.derived[idx].tolist(), strict=True))
     return rows
 
 
@@ -145,24 +138,26 @@ def open_bytes(tmp_path: Path, name: str, data: bytes) -> xw.Profile:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=fixture_files.ids(FIXTURES))
 def test_rows_equal_a_brute_force_recount(path):
+    """Rows of the file's events; the events derived as XProf derives them (checked against
+    XProf in test_trace_parity.py) take part in the nesting, and rows made only of them are
+    left out here."""
     profile = xw.open_profile(path)
     data = path.read_bytes()
-    xspace = path.name.endswith(".xplane.pb")
-    recount = recount_xspace(data) if xspace else recount_chrome(data)
-    ours = our_rows(profile)
+    recount = recount_xspace(data) if path.name.endswith(".xplane.pb") else recount_chrome(data)
+    ours = {key: events for key, events in our_rows(profile).items()
+            if not all(derived for *_, derived in events)}
     origin = min(min(s for s, _ in events) for events in recount.values() if events)
-    expected = {key: brute_depths([(s - origin, d) for s, d in events])
-                for key, events in recount.items() if events}
-    assert set(ours) == set(expected)
-    for key, events in ours.items():
-        assert events == expected[key], key
+    assert set(ours) == {key for key, events in recount.items() if events}
     table = profile.tracks[profile.tracks["kind"] == "slices"].set_index(["section", "name"])
-    for key, events in expected.items():
+    for key, events in ours.items():
+        derived = [(s, d) for s, d, _, made in events if made]
+        expected = brute_depths([(s - origin, d) for s, d in recount[key]] + derived)
+        assert [e[:3] for e in events] == expected, key
         row = table.loc[key]
-        assert row["n_events"] == len(events)
-        assert row["start_us"] * 1e6 == pytest.approx(min(s for s, _, _ in events), abs=0.5)
-        assert row["end_us"] * 1e6 == pytest.approx(max(s + d for s, d, _ in events), abs=0.5)
-        assert row["max_depth"] == max(depth for _, _, depth in events)
+        assert row["n_events"] == len(expected)
+        assert row["start_us"] * 1e6 == pytest.approx(min(s for s, _, _ in expected), abs=0.5)
+        assert row["end_us"] * 1e6 == pytest.approx(max(s + d for s, d, _ in expected), abs=0.5)
+        assert row["max_depth"] == max(depth for _, _, depth in expected)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=fixture_files.ids(FIXTURES))

@@ -17,6 +17,7 @@ import json
 import math
 import zlib
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ _SLICE_PHASES = frozenset({"X", "B", "E", "i", "I", "n"})
 _FLOW_PHASES = frozenset({"s", "t", "f"})
 _EXPECTED = 'Expected a Chrome trace: {"traceEvents": [...]} or a JSON array of trace events.'
 _PS_PER_US = 1e6
+_PS_PER_US_INT = 10**6
 _MAX_SPAN_US = 2.0**61 / _PS_PER_US
 """How far (26.7 days) an event may start from the trace's median start, and how long it may
 last: start + duration then always fits int64 picoseconds."""
@@ -184,6 +186,25 @@ def _json_type(value: Any) -> str:
 
 
 # ---- checking fields ----------------------------------------------------------------------------
+def _picoseconds(us: np.ndarray) -> np.ndarray:
+    """Microsecond floats as exact integer picoseconds.
+
+    Traces write epoch microseconds with nanosecond decimals (`1796115421816.595`); a float of
+    that size is only good to 0.24 ns, so `us * 1e6` is off by up to hundreds of picoseconds.
+    The float's shortest repr gives back the decimal the writer wrote, read here exactly.
+    """
+    out = np.empty(us.shape[0], np.int64)
+    for i, value in enumerate(us.tolist()):
+        text = repr(value)
+        whole, _, fraction = text.partition(".")
+        if "e" in text or "n" in text or len(fraction) > 6:  # exponent, inf/nan, sub-ps
+            out[i] = round(Decimal(text) * _PS_PER_US_INT) if "n" not in text else 0
+        else:
+            sign = -1 if whole.startswith("-") else 1
+            out[i] = int(whole) * _PS_PER_US_INT + sign * int((fraction + "000000")[:6])
+    return out
+
+
 def _number(value: Any) -> float | None:
     """A JSON number (or numeric string, as Perfetto accepts) as a float; None when it is not."""
     kind = type(value)
@@ -478,8 +499,8 @@ class _Builder:
         used, track_col = np.unique(track_col, return_inverse=True)  # tracks that kept events
         self.track_keys = [self.track_keys[k] for k in used.tolist()]
         t_min = float(ts.min())
-        start = np.rint((ts - t_min) * _PS_PER_US).astype(np.int64)
-        duration = np.rint(dur * _PS_PER_US).astype(np.int64)
+        start = _picoseconds(ts) - _picoseconds(np.array([t_min]))[0]
+        duration = _picoseconds(dur)
         trace_end = int((start + duration).max())
         duration[is_open] = trace_end - start[is_open]
         order = np.lexsort((-duration, start, track_col))
@@ -575,7 +596,7 @@ class _Builder:
             return np.zeros((0, 3), np.int64)
         fid_col = np.asarray(fid, np.int64)
         track_col = np.asarray(track, np.int64)
-        at = np.rint((np.asarray(ts, np.float64) - t_min) * _PS_PER_US).astype(np.int64)
+        at = _picoseconds(np.asarray(ts, np.float64)) - _picoseconds(np.array([t_min]))[0]
         by_time = np.lexsort((at, track_col))
         event = np.full(fid_col.shape[0], -1, np.int64)
         _bind_flow_points(start, start + duration, firsts, ends, track_col, at,

@@ -127,6 +127,13 @@ class Profile:
         """Short name per metadata row, as an object array indexable by `meta`."""
         return np.array([n for h in self._hosts for n in h.display_names], dtype=object)
 
+    @cached_property
+    def derived(self) -> np.ndarray:
+        """Per event: True where the event is made from others as XProf's trace viewer derives
+        it (step names aside: framework rows, thread-pool regions), not read from the file."""
+        return np.concatenate([h.derived if h.derived is not None else
+                               np.zeros(h.n_events, bool) for h in self._hosts])
+
     @property
     def n_events(self) -> int:
         return int(self.start_ps.shape[0])

@@ -69,6 +69,7 @@ class HostTrace:
     hlo_protos: dict[int, tuple[str, bytes]] = field(default_factory=dict)
     counter_values: np.ndarray | None = None  # float64 per event, NaN outside counter tracks
     flow_edges: np.ndarray | None = None  # int64 rows (from event, to event, flow id)
+    derived: np.ndarray | None = None  # bool per event: made here as XProf derives it, not read
     warnings: list[str] = field(default_factory=list)
 
     @property

@@ -138,6 +138,8 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
             meta_section.append(section_of_plane[k])
             meta_stats.append(stats_dict(md.stats, names_of_stats))
 
+    lines, shift_ps, (meta_ids, offset, duration, record), dropped = _times_in_range(
+        lines, meta_ids, offset, duration, record)
     meta_rows = np.empty(meta_ids.shape[0], np.int64)
     for k, (ids, rows) in enumerate(meta_row_maps):
         own_lines = lines[lines[:, 0] == k]
@@ -149,11 +151,8 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                                    meta_section, meta_stats, section_of_plane[k])
 
     # Absolute times can exceed int64 picoseconds (epoch nanoseconds); keep them relative.
-    base_ns = int(lines[:, 3].min()) if lines.shape[0] else 0
-    start = offset  # reused in place: start = line base + offset
-    for k in range(lines.shape[0]):
-        lo, hi = lines[k, 5], lines[k, 6]
-        start[lo:hi] += (int(lines[k, 3]) - base_ns) * 1000
+    base_ns = _base_ns(lines)
+    start = offset + np.repeat(shift_ps, lines[:, 6] - lines[:, 5])  # line base + offset
     rows = MetadataRows(names, display_names, meta_section, meta_stats)
     group = np.repeat(np.arange(lines.shape[0], dtype=np.int64) * 2, lines[:, 6] - lines[:, 5])
     _name_step_roots(XSpaceDetails(data, record, plane_starts, stat_names, source), headers,
@@ -208,13 +207,16 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
     warnings = list(space.errors) + list(space.warnings)
+    if dropped:
+        warnings.append(f"{source}: skipped {dropped} events whose times do not fit: a negative "
+                        "duration, or a start or end more than 26 days from the other events.")
     return HostTrace(
         host=host, source=source, base_ns=base_ns, start_ps=start, duration_ps=duration,
         meta=meta_rows.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
         names=names, display_names=display_names,
         meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
         details=details, hlo_protos=hlo_protos, counter_values=counter_values,
-        warnings=warnings)
+        derived=record == _no_record(record), warnings=warnings)
 
 
 def _line_name(data: bytes, line_names: np.ndarray, k: int) -> str:
@@ -287,6 +289,48 @@ def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
     roots = events[is_root & (level != 0)]
     numbered, step = scan.stat_ints(roots, "step_num")
     name_steps(meta_rows, roots[numbered], step[numbered].view(np.int64), rows)
+
+
+_TIME_LIMIT_PS = 1 << 61  # 26 days: start + duration stays far inside int64
+
+
+def _base_ns(lines: np.ndarray) -> int:
+    """The line timestamp events are counted from: that of the median event, so that a line
+    with a wild timestamp cannot push the other events out of range."""
+    counts = lines[:, 6] - lines[:, 5]
+    if not counts.sum():
+        return int(lines[:, 3].min()) if lines.shape[0] else 0
+    order = np.argsort(lines[:, 3], kind="stable")
+    middle = np.searchsorted(np.cumsum(counts[order]), (counts.sum() + 1) // 2)
+    return int(lines[order[middle], 3])
+
+
+def _times_in_range(lines: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
+                    duration: np.ndarray, record: np.ndarray
+                    ) -> tuple[np.ndarray, tuple[np.ndarray, ...], int]:
+    """Drops events whose picosecond times would not fit (negative durations, times beyond
+    +-26 days of the median event's line), so no sum wraps around; returns the lines with
+    their event ranges renumbered, each line's shift from the median (ps), the kept columns
+    and how many were dropped."""
+    base = _base_ns(lines)
+    shift = np.array([(int(ts) - base) * 1000 for ts in lines[:, 3].tolist()], dtype=object)
+    far = np.array([abs(v) >= _TIME_LIMIT_PS for v in shift.tolist()], bool)
+    counts = lines[:, 6] - lines[:, 5]
+    keep = (duration >= 0) & (duration < _TIME_LIMIT_PS) & (np.abs(offset) < _TIME_LIMIT_PS)
+    keep &= ~np.repeat(far, counts)
+    near = np.where(far, 0, shift).astype(np.int64)
+    at = offset + np.repeat(near, counts)  # both under 2**61: no overflow
+    keep &= (np.abs(at) < _TIME_LIMIT_PS) & (np.abs(at + duration) < _TIME_LIMIT_PS)
+    dropped = int((~keep).sum())
+    if not dropped:
+        return lines, near, (meta_ids, offset, duration, record), 0
+    kept_per_line = np.add.reduceat(keep.astype(np.int64), lines[:, 5]) if keep.shape[0] else \
+        np.zeros(lines.shape[0], np.int64)
+    kept_per_line[counts == 0] = 0
+    lines = lines.copy()
+    lines[:, 6] = np.cumsum(kept_per_line)
+    lines[:, 5] = lines[:, 6] - kept_per_line
+    return lines, near, (meta_ids[keep], offset[keep], duration[keep], record[keep]), dropped
 
 
 def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,
