@@ -12,15 +12,13 @@ from importlib import import_module
 from typing import Any
 
 from .errors import ProfileError
+from .tools import TOOLS
 
 _LAZY = {
     "open_profile": ".profile.open",
     "Profile": ".profile.model",
-    "TraceViewer": ".widgets.trace_viewer",
-    "MemoryViewer": ".widgets.memory_viewer",
-    "OpProfile": ".widgets.op_profile",
-    "InputPipeline": ".widgets.input_pipeline",
     "Profiler": ".widgets.profiler",
+    **{t.name: t.module for t in TOOLS},
 }
 
 __all__ = [

@@ -1,7 +1,7 @@
 """`%xprof` and `%%xprof`: open, profile or capture, then show the tools under the cell.
 
     %load_ext xprof_widgets
-    %xprof [LOGDIR] [--run R] [--host H] [--tool trace|memory|op|input]
+    %xprof [LOGDIR] [--run R] [--host H] [--tool KEY]   # a key of xprof_widgets.tools
     %%xprof [--logdir DIR] [--tool ...]          # profiles the cell with jax.profiler.trace
     %xprof capture HOST:PORT [--duration 2s] [--logdir DIR] [--tool ...]
 
@@ -22,19 +22,15 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from . import tools as registry
 from .errors import ProfileError
 from .profile.locate import FileSystem, RunFiles, find_runs
 
-TOOLS = {
-    "trace": "TraceViewer",
-    "memory": "MemoryViewer",
-    "op": "OpProfile",
-    "input": "InputPipeline",
-}
+TOOLS = {t.key: t.name for t in registry.TOOLS}
 
-USAGE = """\
+USAGE = f"""\
 usage:
-  %xprof [LOGDIR] [--run RUN] [--host HOST] [--tool {input,memory,op,trace}]
+  %xprof [LOGDIR] [--run RUN] [--host HOST] [--tool {{{','.join(sorted(TOOLS))}}}]
       show a profile (default: the newest run under LOGDIR; without LOGDIR, the last one
       captured in this kernel by %%xprof or %xprof capture)
   %%xprof [--logdir DIR] [--tool ...]

@@ -16,72 +16,75 @@ from typing import Any
 import ipywidgets
 import numpy as np
 
+from .. import tools as registry
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget
 
-TABS = {
-    "overview": ("Overview", ".overview", "Overview"),
-    "trace": ("Trace Viewer", ".trace_viewer", "TraceViewer"),
-    "op": ("Op Profile", ".op_profile", "OpProfile"),
-    "memory": ("Memory Viewer", ".memory_viewer", "MemoryViewer"),
-    "input": ("Input Pipeline", ".input_pipeline", "InputPipeline"),
-}
 ALL_HOSTS = "all hosts"
 
 
 class Profiler(ipywidgets.VBox):
-    """The whole profiler on one profile: overview, trace, op profile, memory, input pipeline.
+    """The whole profiler on one profile: every tool that has data for it (xprof_widgets.tools),
+    in tabs.
 
     Args:
         path_or_profile: a logdir, run directory, profile file, fsspec URL or opened `Profile`.
         run, host: the run and host(s) to open (default: the newest run, every host).
-        tool: the tab shown first ("overview", "trace", "op", "memory" or "input").
+        tool: the tab shown first (a key of xprof_widgets.tools: "overview", "trace", ...).
     """
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
                  host: str | list[str] | None = None, tool: str = "overview", **kwargs: Any):
-        if tool not in TABS:
-            raise ValueError(f"tool={tool!r}: expected one of {', '.join(TABS)}")
+        first = registry.tool(tool)  # refuses an unknown key before opening anything
         super().__init__(**kwargs)
         self.profile = open_profile(path_or_profile, run=run, host=host)
         self._path = None if isinstance(path_or_profile, Profile) else os.fspath(path_or_profile)
         self._tools: dict[str, Any] = {}
-        self.tabs = ipywidgets.Tab(children=[ipywidgets.HTML() for _ in TABS],
-                                   titles=[title for title, _, _ in TABS.values()])
-        self.tabs.observe(self._on_tab, names="selected_index")
         self._lay_out()
-        self.show(tool)
+        self.show(first.key)
 
     # ---- tabs -------------------------------------------------------------------------------
+    @property
+    def tab_keys(self) -> list[str]:
+        """The tabs' tools, in order."""
+        return [t.key for t in self._offered]
+
     def tool(self, key: str) -> Any:
         """The widget of one tab ("trace", "op", ...), made on first use."""
         if key not in self._tools:
-            _, module, name = TABS[key]
-            widget_class = getattr(import_module(module, __package__), name)
+            entry = self._entry(key)
+            widget_class = getattr(import_module(entry.module, "xprof_widgets"), entry.name)
             try:
                 widget = widget_class(self.profile)
             except ProfileError as exc:  # a tool that cannot run on this profile says why
-                widget = ipywidgets.Label(f"{name}: {exc}")
+                widget = ipywidgets.Label(f"{entry.name}: {exc}")
             if isinstance(widget, RequestWidget):
                 widget._linked = True
                 widget.observe(self._on_link, names="link")
             self._tools[key] = widget
             children = list(self.tabs.children)
-            children[list(TABS).index(key)] = widget
+            children[self.tab_keys.index(key)] = widget
             self.tabs.children = children
         return self._tools[key]
 
     def show(self, key: str) -> Any:
         """Switches to a tab and returns its widget."""
         widget = self.tool(key)
-        self.tabs.selected_index = list(TABS).index(key)
+        self.tabs.selected_index = self.tab_keys.index(key)
         return widget
+
+    def _entry(self, key: str) -> registry.Tool:
+        for entry in self._offered:
+            if entry.key == key:
+                return entry
+        raise ValueError(f"{self.profile.source}: the {registry.tool(key).title} has no data in this "
+                         f"profile; its tools are {', '.join(self.tab_keys)}.")
 
     def _on_tab(self, change: dict) -> None:
         if change["new"] is not None:
-            self.tool(list(TABS)[change["new"]])
+            self.tool(self.tab_keys[change["new"]])
 
     # ---- links between tools ----------------------------------------------------------------
     def _on_link(self, change: dict) -> None:
@@ -135,6 +138,10 @@ class Profiler(ipywidgets.VBox):
         return ipywidgets.HBox(pickers) if pickers else None
 
     def _lay_out(self) -> None:
+        self._offered = registry.offered(self.profile)
+        self.tabs = ipywidgets.Tab(children=[ipywidgets.HTML() for _ in self._offered],
+                                   titles=[t.title for t in self._offered])
+        self.tabs.observe(self._on_tab, names="selected_index")
         header = self._header()
         self.children = [header, self.tabs] if header else [self.tabs]
 
@@ -143,9 +150,8 @@ class Profiler(ipywidgets.VBox):
         host = self.host_picker
         same_run = run == self.profile.run
         chosen = None if host is None or host.value == ALL_HOSTS or not same_run else host.value
-        current = list(TABS)[self.tabs.selected_index or 0]
+        current = self.tab_keys[self.tabs.selected_index or 0]
         self.profile = open_profile(self._path, run=run, host=chosen)
         self._tools.clear()
-        self.tabs.children = [ipywidgets.HTML() for _ in TABS]
-        self._lay_out()  # the new run may have other hosts
-        self.show(current)
+        self._lay_out()  # the new run may have other hosts, and other tools
+        self.show(current if current in self.tab_keys else self.tab_keys[0])

@@ -1,0 +1,51 @@
+"""The tool registry: each tool's key, title and widget, and whether a profile has data for it.
+
+The suite's tabs (`xw.Profiler`), `%xprof --tool` and the package's public names all read this
+list, so a new tool is one entry here plus its analysis, widget and view. Like XProf's tool list,
+a tool whose `applies` says no is not offered for that profile. Importing this module is cheap:
+widgets load when first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .profile.model import Profile
+
+
+@dataclass(frozen=True)
+class Tool:
+    key: str  # `%xprof --tool KEY`, `xw.Profiler(..., tool=KEY)`
+    title: str  # the suite's tab
+    module: str  # where the widget class lives, relative to the package
+    name: str  # the widget class, also `xw.<name>`
+    applies: Callable[[Profile], bool] | None = None  # None: every profile
+
+    def offered_for(self, profile: Profile) -> bool:
+        return self.applies is None or bool(self.applies(profile))
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("overview", "Overview", ".widgets.overview", "Overview"),
+    Tool("trace", "Trace Viewer", ".widgets.trace_viewer", "TraceViewer"),
+    Tool("op", "Op Profile", ".widgets.op_profile", "OpProfile"),
+    Tool("memory", "Memory Viewer", ".widgets.memory_viewer", "MemoryViewer"),
+    Tool("input", "Input Pipeline", ".widgets.input_pipeline", "InputPipeline"),
+)
+KEYS = tuple(t.key for t in TOOLS)
+
+
+def tool(key: str) -> Tool:
+    """The registered tool of that key."""
+    for entry in TOOLS:
+        if entry.key == key:
+            return entry
+    raise ValueError(f"tool={key!r}: expected one of {', '.join(KEYS)}")
+
+
+def offered(profile: Profile) -> tuple[Tool, ...]:
+    """The tools with data for this profile, in the suite's order."""
+    return tuple(t for t in TOOLS if t.offered_for(profile))
