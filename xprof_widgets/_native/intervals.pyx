@@ -5,7 +5,7 @@ Array accesses stay bounds-checked (indices come from the caller). Bool arrays a
 bytes.
 """
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int8_t, int64_t
 
 import numpy as np
 
@@ -78,3 +78,133 @@ def self_times(const int64_t[:] track, const int64_t[:] start, const int64_t[:] 
             stack[top] = i
             top += 1
     return np.maximum(result, 0)
+
+
+
+def cumulative_unions(list classes, start_ps, duration_ps):
+    """parts[k] = the union of the [start, start + duration) intervals of the events in
+    classes[0..k], as (sorted disjoint starts, ends, length before each); touching intervals
+    merge. One sort of all the events, then two sweeps per class (count, fill)."""
+    cdef Py_ssize_t n_classes = len(classes), level
+    if n_classes > 127:
+        raise ValueError("cumulative_unions: at most 127 classes")
+    cdef const int64_t[:] start_all = start_ps
+    cdef const int64_t[:] duration_all = duration_ps
+    cdef int64_t n = sum(len(c) for c in classes), k = 0, j, i, m
+    cls_a = np.empty(n, np.int8)
+    start_a = np.empty(n, np.int64)
+    end_a = np.empty(n, np.int64)
+    cdef int8_t[:] cls = cls_a
+    cdef int64_t[:] s = start_a, e = end_a
+    cdef const int64_t[:] ev
+    for level in range(n_classes):
+        ev = np.asarray(classes[level], np.int64)
+        with nogil:
+            for j in range(ev.shape[0]):
+                i = ev[j]
+                s[k] = start_all[i]
+                e[k] = start_all[i] + duration_all[i]
+                cls[k] = <int8_t>level
+                k += 1
+    order = np.argsort(start_a, kind="stable")
+    cdef const int64_t[:] o = order
+    cdef int64_t[:] a
+    cdef int64_t[:] b
+    cdef int64_t[:] before
+    parts = []
+    for level in range(n_classes):
+        with nogil:
+            m = _sweep(s, e, o, cls, level, None, None, None)
+        a_out = np.empty(m, np.int64)
+        b_out = np.empty(m, np.int64)
+        before_out = np.empty(m, np.int64)
+        a = a_out
+        b = b_out
+        before = before_out
+        with nogil:
+            _sweep(s, e, o, cls, level, a, b, before)
+        parts.append((a_out, b_out, before_out))
+    return parts
+
+
+cdef int64_t _sweep(const int64_t[:] s, const int64_t[:] e, const int64_t[:] order,
+                    const int8_t[:] cls, int64_t level, int64_t[:] a, int64_t[:] b,
+                    int64_t[:] before) except -1 nogil:
+    """The union of the intervals of class <= level, visited in start order: its size, and
+    (unless a is None) its intervals written to a, b, before."""
+    cdef int64_t m = 0, k, i, group_a = 0, group_b = 0, reach = 0, total = 0
+    cdef bint open_group = False
+    cdef bint fill = a is not None
+    for k in range(order.shape[0]):
+        i = order[k]
+        if cls[i] > level:
+            continue
+        if not open_group:
+            group_a = s[i]
+            group_b = e[i]
+            reach = e[i]
+            open_group = True
+            continue
+        if s[i] > reach:  # a gap: the group so far is one interval of the union
+            if fill:
+                a[m] = group_a
+                b[m] = group_b
+                before[m] = total
+            total += group_b - group_a
+            m += 1
+            group_a = s[i]
+            group_b = e[i]
+        elif e[i] > group_b:
+            group_b = e[i]
+        if e[i] > reach:
+            reach = e[i]
+    if open_group:
+        if fill:
+            a[m] = group_a
+            b[m] = group_b
+            before[m] = total
+        m += 1
+    return m
+
+
+def union_intervals(start, end):
+    """The union of [start, end) intervals: sorted disjoint starts, ends, and the length before
+    each (intervals that touch merge)."""
+    cdef const int64_t[:] s = np.asarray(start, np.int64)
+    cdef const int64_t[:] e = np.asarray(end, np.int64)
+    cdef int64_t n = s.shape[0], m = 0, k, i, group_a, group_b, reach, total = 0
+    if e.shape[0] != n:
+        raise ValueError("union_intervals: start and end differ in length")
+    if n == 0:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty
+    order = np.argsort(start, kind="stable")
+    cdef const int64_t[:] o = order
+    a_out = np.empty(n, np.int64)
+    b_out = np.empty(n, np.int64)
+    before_out = np.empty(n, np.int64)
+    cdef int64_t[:] a = a_out, b = b_out, before = before_out
+    with nogil:
+        i = o[0]
+        group_a = s[i]
+        group_b = e[i]
+        reach = e[i]
+        for k in range(1, n):
+            i = o[k]
+            if s[i] > reach:  # a gap: the group so far is one interval of the union
+                a[m] = group_a
+                b[m] = group_b
+                before[m] = total
+                total += group_b - group_a
+                m += 1
+                group_a = s[i]
+                group_b = e[i]
+            elif e[i] > group_b:
+                group_b = e[i]
+            if e[i] > reach:
+                reach = e[i]
+        a[m] = group_a
+        b[m] = group_b
+        before[m] = total
+        m += 1
+    return a_out[:m].copy(), b_out[:m].copy(), before_out[:m].copy()

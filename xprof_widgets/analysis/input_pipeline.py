@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._native.intervals import cumulative_unions as _cumulative_unions
 from .._native.intervals import self_times as _self_times
+from .._native.intervals import union_intervals as _merge
 from ..profile.model import PS_PER_US, Profile
 from .steps import (
     HOW_TO_MARK,
@@ -417,14 +419,7 @@ def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: St
                                       & (profile.tracks["kind"] == "slices")].to_numpy()
         compute, _ = stat_hits(profile, track_events(profile, tracks), "hlo_op")
         classes = [compute, np.empty(0, np.int64), host_h2d, host_input]
-    parts = []
-    a = b = np.empty(0, np.int64)
-    for events in classes:  # union so far, from already merged intervals (few) and this class
-        start, end = profile.start_ps[events], profile.start_ps[events] + profile.duration_ps[events]
-        merged = _merge(np.concatenate([a, start]), np.concatenate([b, end]))
-        a, b = merged[0], merged[1]
-        parts.append(merged)
-    return parts
+    return _cumulative_unions(classes, profile.start_ps, profile.duration_ps)
 
 
 def _host_of(profile: Profile, section: str) -> str:
@@ -478,24 +473,6 @@ def _fold_units(per_unit: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---- intervals ---------------------------------------------------------------------------------
-def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The union of [start, end) intervals: sorted disjoint starts, ends, and the length before
-    each (for `_measure`)."""
-    if not start.shape[0]:
-        empty = np.empty(0, np.int64)
-        return empty, empty, empty
-    order = np.argsort(start, kind="stable")
-    start, end = start[order], end[order]
-    reach = np.maximum.accumulate(end)
-    new = np.ones(start.shape[0], bool)
-    new[1:] = start[1:] > reach[:-1]
-    first = np.flatnonzero(new)
-    a = start[first]
-    b = np.maximum.reduceat(end, first)
-    before = np.concatenate([[0], np.cumsum(b - a)[:-1]]).astype(np.int64)
-    return a, b, before
-
-
 def _measure(a: np.ndarray, b: np.ndarray, before: np.ndarray, start: np.ndarray,
              end: np.ndarray) -> np.ndarray:
     """Length of the union (a, b) inside each [start, end)."""
