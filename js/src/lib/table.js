@@ -1,0 +1,270 @@
+// DataTable: the one sortable, filterable table with CSV export that the tools' views share.
+//
+//   import { DataTable, TABLE_CSS } from "../lib/table.js";
+//   const table = new DataTable({
+//     columns: [
+//       { key: "operation", label: "Operation", align: "left" },          // text: filtered by the box
+//       { key: "type", label: "Type", align: "left", facet: true },       // facet: a pick list of its values
+//       { key: "total_self_time_us", label: "Self time (µs)", format: fmt.time, title: "..." },
+//     ],
+//     rows: rowsOf(answer.content.columns),   // objects keyed by column key (rowsOf: columnar -> rows)
+//     sort: { key: "total_self_time_us", descending: true },
+//     csvName: "framework_op_stats.csv",      // the "Export as CSV" button's file name
+//     onRowClick: (row) => ..., rowKey: (row) => ...,  // optional
+//   });
+//   el.append(h("style", {}, TABLE_CSS), table.el);
+//   table.setRows(newRows);                    // keeps sort, filter and facet choices
+//
+// Clicking a header sorts by it (numbers largest first, text A-Z; again reverses); missing
+// values (null) always sort last. The filter box keeps rows where any text column contains the
+// words typed (case-insensitive, every word must appear); facets keep rows of one value. The
+// CSV holds what the table shows (filtered, in its order) with the raw values under the column
+// keys, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
+// `el.dataset.rows` is the number of rows the filter keeps (the browser tests read it).
+import { h } from "./dom.js";
+
+const DEFAULT_PAGE = 500;
+
+/** Columnar kernel answer ({key: [values...]}) -> array of row objects. */
+export function rowsOf(columns) {
+  const keys = Object.keys(columns);
+  const n = keys.length ? columns[keys[0]].length : 0;
+  const rows = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = {};
+    for (const key of keys) row[key] = columns[key][i];
+    rows[i] = row;
+  }
+  return rows;
+}
+
+/** Order of two cell values: numbers numerically, the rest as text; nulls after everything. */
+export function compareValues(x, y, descending) {
+  const xMissing = x === null || x === undefined || Number.isNaN(x);
+  const yMissing = y === null || y === undefined || Number.isNaN(y);
+  if (xMissing || yMissing) return xMissing === yMissing ? 0 : xMissing ? 1 : -1;
+  let cmp;
+  if (typeof x === "number" && typeof y === "number") cmp = x - y;
+  else if (typeof x === "boolean" && typeof y === "boolean") cmp = Number(x) - Number(y);
+  else cmp = String(x).localeCompare(String(y));
+  return descending ? -cmp : cmp;
+}
+
+/** Rows sorted by `key` (stable: ties keep their order); a new array. */
+export function sortRows(rows, key, descending) {
+  if (!key) return rows.slice();
+  return rows
+    .map((row, order) => ({ row, order }))
+    .sort((a, b) => compareValues(a.row[key], b.row[key], descending) || a.order - b.order)
+    .map(({ row }) => row);
+}
+
+/**
+ * Rows kept by the filter text (every whitespace-separated word must occur, any case, in one of
+ * the `textKeys` columns) and by `facets` ({key: value}; an empty value keeps every row).
+ */
+export function filterRows(rows, textKeys, text, facets = {}) {
+  const words = String(text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+  const chosen = Object.entries(facets).filter(([, v]) => v !== "" && v !== null && v !== undefined);
+  if (!words.length && !chosen.length) return rows;
+  return rows.filter((row) => {
+    for (const [key, value] of chosen) if (String(row[key] ?? "") !== value) return false;
+    if (!words.length) return true;
+    const hay = textKeys.map((k) => String(row[k] ?? "").toLowerCase()).join("\n");
+    return words.every((w) => hay.includes(w));
+  });
+}
+
+function csvField(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "";
+  const text = typeof value === "boolean" ? (value ? "True" : "False") : String(value);
+  return /[",\n\r]/.test(text) || text !== text.trim() ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** CSV text (RFC 4180, CRLF line ends) of the rows, one column per key, raw values. */
+export function toCsv(rows, keys) {
+  const lines = [keys.map(csvField).join(",")];
+  for (const row of rows) lines.push(keys.map((k) => csvField(row[k])).join(","));
+  return `${lines.join("\r\n")}\r\n`;
+}
+
+/** Default cell text: integers with separators, other numbers to 4 significant digits. */
+export function defaultFormat(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  if (typeof value === "number") {
+    if (Number.isInteger(value)) return value.toLocaleString("en");
+    const a = Math.abs(value);
+    if (a >= 1e4) return value.toLocaleString("en", { maximumFractionDigits: 1 });
+    return String(Number(value.toPrecision(4)));
+  }
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  return String(value);
+}
+
+/** Start a browser download of `text` as a file named `name`. */
+export function download(name, text, type = "text/csv") {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = h("a", { href: url, download: name, style: { display: "none" } });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export class DataTable {
+  constructor(options) {
+    this.columns = options.columns;
+    this.csvName = options.csvName ?? "table.csv";
+    this.pageSize = options.pageSize ?? DEFAULT_PAGE;
+    this.onRowClick = options.onRowClick ?? null;
+    this.rowKey = options.rowKey ?? null;
+    this.sortKey = options.sort?.key ?? null;
+    this.descending = options.sort?.descending ?? true;
+    this.text = "";
+    this.facets = {};
+    this.limit = this.pageSize;
+    this.active = null;
+    this.textKeys = this.columns.filter((c) => c.filter ?? c.align === "left").map((c) => c.key);
+    this.build(options.placeholder ?? "Filter (words in any text column)");
+    this.setRows(options.rows ?? []);
+  }
+
+  build(placeholder) {
+    this.filterInput = h("input", { type: "search", placeholder, className: "xw-dt-filter",
+      title: "Keep rows whose text columns contain every word typed (any case)",
+      oninput: () => { this.text = this.filterInput.value; this.limit = this.pageSize; this.render(); } });
+    this.facetSelects = this.columns.filter((c) => c.facet).map((c) => {
+      const select = h("select", { className: "xw-dt-facet", title: `Only rows of one ${c.label}`,
+        dataset: { facet: c.key },
+        onchange: () => { this.facets[c.key] = select.value; this.limit = this.pageSize; this.render(); } });
+      return [c, select];
+    });
+    this.countLabel = h("span", { className: "xw-dt-count" });
+    this.csvButton = h("button", { type: "button", className: "xw-dt-csv",
+      title: "Download the rows shown (filtered, in this order) as a CSV file",
+      onclick: () => download(this.csvName, this.csv()) }, "Export as CSV");
+    this.heads = this.columns.map((c) => h("th", {
+      scope: "col", title: c.title ?? c.label, tabIndex: 0,
+      className: c.align === "left" ? "xw-dt-left" : "",
+      dataset: { key: c.key },
+      onclick: () => this.sortBy(c.key),
+      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.sortBy(c.key); } },
+    }, c.label));
+    this.body = h("tbody");
+    this.more = h("button", { type: "button", className: "xw-dt-more", hidden: true,
+      onclick: () => { this.limit = Infinity; this.render(); } });
+    this.body.addEventListener("click", (e) => {
+      const tr = e.target.closest?.("tr[data-index]");
+      if (tr && this.onRowClick) this.onRowClick(this.shown[Number(tr.dataset.index)]);
+    });
+    this.el = h("div", { className: "xw-dt" },
+      h("div", { className: "xw-dt-toolbar" }, this.filterInput,
+        this.facetSelects.map(([c, select]) => h("label", {}, c.label, select)),
+        this.countLabel, this.csvButton),
+      h("div", { className: "xw-dt-scroll" },
+        h("table", { className: "xw-dt-table" }, h("thead", {}, h("tr", {}, this.heads)), this.body)),
+      this.more);
+  }
+
+  /** New rows; the sort, filter text and facet choices stay. */
+  setRows(rows) {
+    this.rows = rows;
+    for (const [c, select] of this.facetSelects) {
+      const values = [...new Set(rows.map((r) => String(r[c.key] ?? "")))].filter(Boolean).sort();
+      const keep = values.includes(this.facets[c.key]) ? this.facets[c.key] : "";
+      select.replaceChildren(h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v }, v)));
+      select.value = keep;
+      this.facets[c.key] = keep;
+    }
+    this.render();
+  }
+
+  sortBy(key) {
+    if (key === this.sortKey) this.descending = !this.descending;
+    else {
+      this.sortKey = key;
+      const sample = this.rows.find((r) => r[key] !== null && r[key] !== undefined)?.[key];
+      this.descending = typeof sample === "number";
+    }
+    this.render();
+  }
+
+  /** The rows the table shows, in its order (before the page cut). */
+  visibleRows() {
+    return sortRows(filterRows(this.rows, this.textKeys, this.text, this.facets), this.sortKey, this.descending);
+  }
+
+  csv() {
+    return toCsv(this.visibleRows(), this.columns.map((c) => c.key));
+  }
+
+  /** Mark the row whose rowKey is `key` (null: none). */
+  highlight(key) {
+    this.active = key;
+    for (const tr of this.body.querySelectorAll("tr[data-active]")) delete tr.dataset.active;
+    if (key === null || key === undefined || !this.rowKey) return;
+    this.shown.forEach((row, i) => {
+      if (this.rowKey(row) === key) this.body.children[i]?.setAttribute("data-active", "1");
+    });
+  }
+
+  render() {
+    const rows = this.visibleRows();
+    this.shown = rows.slice(0, this.limit);
+    for (const th of this.heads) {
+      if (th.dataset.key === this.sortKey) th.setAttribute("aria-sort", this.descending ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    }
+    const cells = (row) => this.columns.map((c) => {
+      const value = row[c.key];
+      const shown = c.format ? c.format(value, row) : defaultFormat(value);
+      return h("td", { className: c.align === "left" ? "xw-dt-left" : "",
+        title: c.align === "left" && value !== null && value !== undefined ? String(value) : undefined }, shown);
+    });
+    this.body.replaceChildren(...this.shown.map((row, i) =>
+      h("tr", { dataset: { index: String(i) }, className: this.onRowClick ? "xw-dt-clickable" : "" }, cells(row))));
+    if (!rows.length) {
+      this.body.append(h("tr", {}, h("td", { colSpan: this.columns.length, className: "xw-dt-left xw-dt-empty" },
+        this.rows.length ? "No row matches the filter." : "No rows.")));
+    }
+    this.more.hidden = rows.length <= this.shown.length;
+    this.more.textContent = `Show all ${rows.length.toLocaleString("en")} rows`;
+    this.countLabel.textContent = rows.length === this.rows.length
+      ? `${rows.length.toLocaleString("en")} rows`
+      : `${rows.length.toLocaleString("en")} of ${this.rows.length.toLocaleString("en")} rows`;
+    this.el.dataset.rows = String(rows.length);
+    this.highlight(this.active);
+  }
+}
+
+/** The table's stylesheet (needs THEME's variables on an enclosing element). */
+export const TABLE_CSS = `
+.xw-dt { display: flex; flex-direction: column; min-width: 0; }
+.xw-dt-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; padding: 6px 0; }
+.xw-dt-toolbar label { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+.xw-dt input.xw-dt-filter, .xw-dt select { font: inherit; color: var(--xw-fg); background: var(--xw-bg);
+  border: 1px solid var(--xw-border1); border-radius: 3px; padding: 2px 4px; height: 24px; }
+.xw-dt input.xw-dt-filter { width: 240px; }
+.xw-dt select { max-width: 220px; }
+.xw-dt-count { color: var(--xw-fg2); }
+.xw-dt button { font: inherit; padding: 2px 8px; cursor: pointer; color: var(--xw-accent);
+  background: transparent; border: 1px solid var(--xw-accent); border-radius: 3px; }
+.xw-dt button:hover { background: var(--xw-accent); color: var(--xw-bg); }
+.xw-dt-csv { margin-left: auto; }
+.xw-dt-more { align-self: flex-start; margin: 6px 0; }
+.xw-dt-more[hidden] { display: none; }
+.xw-dt-scroll { overflow: auto; max-height: 520px; border: 1px solid var(--xw-border); }
+.xw-dt-table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+.xw-dt-table th { position: sticky; top: 0; z-index: 1; background: var(--xw-panel2); text-align: right;
+  font-weight: 600; padding: 4px 6px; border-bottom: 1px solid var(--xw-border1); white-space: nowrap;
+  cursor: pointer; user-select: none; }
+.xw-dt-table th.xw-dt-left, .xw-dt-table td.xw-dt-left { text-align: left; }
+.xw-dt-table th[aria-sort="descending"]::after { content: " ▼"; font-size: 9px; }
+.xw-dt-table th[aria-sort="ascending"]::after { content: " ▲"; font-size: 9px; }
+.xw-dt-table td { padding: 2px 6px; text-align: right; white-space: nowrap; border-bottom: 1px solid var(--xw-border); }
+.xw-dt-table td.xw-dt-left { max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
+.xw-dt-table tbody tr:hover td { background: var(--xw-panel2); }
+.xw-dt-table tr.xw-dt-clickable { cursor: pointer; }
+.xw-dt-table tr[data-active="1"] td { background: var(--xw-panel2); box-shadow: inset 0 -1px 0 var(--xw-accent); }
+.xw-dt-empty { color: var(--xw-fg2); }
+`;
