@@ -1,0 +1,554 @@
+"""Two runs side by side: what got slower, faster, bigger, and what exists in one run only.
+
+Everything here is read from the other analyses' public results, so a comparison never
+disagrees with the tools: steps and their breakdown from `analyze_input_pipeline`, ops from
+`analyze_op_profile`, peaks and buffers from `analyze_memory`.
+
+- Steps are paired by position (the k-th step of each run), whatever their numbers.
+- Ops are rows of the op profile summed by (program name, op name): program ids differ between
+  runs, names do not. An op is matched across runs in four rounds, each over what the earlier
+  rounds left unmatched, within one program name:
+  1. same name and same HLO fingerprint;
+  2. same fingerprint under another name (XLA renumbered it: `fusion.12` became `fusion.14`);
+  3. same name and the same fingerprint once array sizes are ignored (a larger batch);
+  4. same structure under another name;
+  and by name alone where either run has no HLO for the op. The fingerprint is the op's HLO
+  instruction text with every `%name` dropped (the op's own, its operands', the computations
+  it calls) and its `metadata={...}`, plus, for a fusion, the same text of every instruction
+  inside it. The structural fingerprint keeps the operands' names without their number
+  (`%broadcast_maximum_fusion.3` is `%broadcast_maximum_fusion`: what feeds the op) and drops
+  the sizes inside shapes (`f32[512,16]` is `f32[#,#]`), and leaves out what a fusion holds
+  (a fusion that also took in the next op is still the op fed by the same operands).
+  Ops left over are `added` (after only) or `removed` (before only).
+- A change is `unchanged` when it is smaller than `threshold` (default 5%) of the larger of the
+  two times, or than `floor_us` (default 1 us): runs on a busy machine differ by a few per cent
+  anyway. Otherwise it is `slower` or `faster`.
+- Memory: per module name and memory space, the peak of the module of that name that ran (the
+  largest, when several of one name ran).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfileError
+from ..profile.model import Profile
+from .input_pipeline import STEP_PARTS, analyze_input_pipeline
+from .memory import MIB, analyze_memory, default_module, memory_spaces
+from .op_profile import OpProfileAnalysis, analyze_op_profile
+from .steps import HOW_TO_MARK
+
+THRESHOLD = 0.05
+FLOOR_US = 1.0
+GROUPINGS = ("op", "category", "program", "framework_op")
+STATUSES = ("slower", "faster", "added", "removed", "unchanged")
+SMALL_BUFFERS = "small buffers (< 16 KiB)"
+PART_NAMES = {"duration_us": "step time", "compute_us": "compute", "input_us": "input wait",
+              "host_to_device_us": "host to device",
+              "device_to_device_us": "device to device", "other_us": "other"}
+OP_COLUMNS = ["program", "category", "name", "time_before_us", "time_after_us", "change_us",
+              "status", "change_pct", "name_after", "matched_by", "occurrences_before",
+              "occurrences_after", "flops_utilization_before", "flops_utilization_after",
+              "bandwidth_utilization_before", "bandwidth_utilization_after", "fingerprint"]
+_NAME = re.compile(r"%[\w.\-]+")
+_LHS = re.compile(r"^\s*%[\w.\-]+\s*=\s*")
+_METADATA = re.compile(r",?\s*metadata=\{(?:[^{}]|\{[^{}]*\})*\}")
+_NUMBERED = re.compile(r"(%[\w\-]+?)(?:\.\d+)+\b")
+_DIMS = re.compile(r"\[[\d,]*\]")
+_NATURAL = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One side of a comparison: its profile and the label the tables use."""
+
+    profile: Profile
+    label: str
+
+
+class Comparison:
+    """`before` against `after`; see the module doc for how steps and ops are matched."""
+
+    def __init__(self, before: Profile, after: Profile, threshold: float = THRESHOLD,
+                 floor_us: float = FLOOR_US):
+        if not 0 <= threshold < 1:
+            raise ValueError(f"threshold is a fraction of an op's time in [0, 1), not {threshold}")
+        self.before = Run(before, "before")
+        self.after = Run(after, "after")
+        self.threshold = float(threshold)
+        self.floor_us = float(floor_us)
+
+    # ---- steps ----------------------------------------------------------------------------
+    def _step_table(self, run: Run) -> pd.DataFrame:
+        steps = analyze_input_pipeline(run.profile).steps
+        if not len(steps):
+            raise ProfileError(f"{run.profile.source} ({run.label}) has no steps, so step "
+                               f"times cannot be compared.\n{HOW_TO_MARK}")
+        return steps
+
+    def steps(self) -> pd.DataFrame:
+        """One row per step position: each run's step number, time and breakdown (us), the
+        change and its status (`added` / `removed` where one run has more steps)."""
+        b, a = self._step_table(self.before), self._step_table(self.after)
+        n = max(len(b), len(a))
+        out = pd.DataFrame({"step": np.arange(n)})
+        out["step_before"] = pd.array(list(b["step"]) + [None] * (n - len(b)), dtype="Int64")
+        out["step_after"] = pd.array(list(a["step"]) + [None] * (n - len(a)), dtype="Int64")
+        for column in ("duration_us", *STEP_PARTS):
+            stem = column.removesuffix("_us")
+            out[f"{stem}_before_us"] = _padded(b[column], n)
+            out[f"{stem}_after_us"] = _padded(a[column], n)
+        out["change_us"] = out["duration_after_us"] - out["duration_before_us"]
+        out["change_pct"] = 100 * out["change_us"] / out["duration_before_us"]
+        out["status"] = self._status(out["duration_before_us"], out["duration_after_us"])
+        return out
+
+    def step_breakdown(self) -> pd.DataFrame:
+        """The average step of each run by part (step time, compute, input wait, ...): ms
+        before, after, the change and the change in per cent of the step time before."""
+        b, a = self._step_table(self.before), self._step_table(self.after)
+        rows = []
+        base = float(b["duration_us"].mean())
+        for column, label in PART_NAMES.items():
+            before, after = float(b[column].mean()) / 1000, float(a[column].mean()) / 1000
+            rows.append({"part": label, "before_ms": before, "after_ms": after,
+                         "change_ms": after - before,
+                         "change_pct_of_step": 100 * (after - before) * 1000 / base
+                         if base else math.nan})
+        return pd.DataFrame(rows)
+
+    def step_offset_us(self, step: int) -> float:
+        """How much later step position `step` starts in `after` than in `before` (us)."""
+        b, a = self._step_table(self.before), self._step_table(self.after)
+        if not (0 <= step < min(len(b), len(a))):
+            raise ProfileError(f"no step {step} in both runs: before has {len(b)} steps, "
+                               f"after {len(a)}.")
+        return float(a["start_us"].iat[step] - b["start_us"].iat[step])
+
+    def step_span_us(self, step: int, run: str = "before") -> tuple[float, float]:
+        """(start, end) of step position `step` in one run, in that run's microseconds."""
+        table = self._step_table(self.before if run == "before" else self.after)
+        if not 0 <= step < len(table):
+            raise ProfileError(f"no step {step} in {run}: it has {len(table)} steps.")
+        start = float(table["start_us"].iat[step])
+        return start, start + float(table["duration_us"].iat[step])
+
+    # ---- ops ------------------------------------------------------------------------------
+    def ops(self, by: str = "op", per_step: bool = False) -> pd.DataFrame:
+        """The op profile diff, largest absolute change first (see the module doc).
+
+        by: "op" (a row per op), "category", "program" or "framework_op" (a row per group);
+        per_step: divide each run's times by its number of steps (for runs of different
+        lengths). Columns: OP_COLUMNS (`name` is the group for a grouping; `name_after`,
+        `matched_by` and `fingerprint` are for ops).
+        """
+        if by not in GROUPINGS:
+            raise ValueError(f"by must be one of {', '.join(GROUPINGS)}, not {by!r}")
+        b, a = self._ops(self.before, per_step), self._ops(self.after, per_step)
+        if by == "op":
+            frame = self._op_rows(b, a)
+        else:
+            frame = self._group_rows(b, a, by)
+        frame["change_us"] = frame["time_after_us"].fillna(0) - frame["time_before_us"].fillna(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frame["change_pct"] = 100 * frame["change_us"] / frame["time_before_us"]
+        frame["status"] = self._status(frame["time_before_us"], frame["time_after_us"])
+        order = np.argsort(-frame["change_us"].abs().to_numpy(np.float64), kind="stable")
+        return frame.iloc[order][OP_COLUMNS].reset_index(drop=True)
+
+    def _analysis(self, run: Run) -> OpProfileAnalysis:
+        try:
+            return analyze_op_profile(run.profile)
+        except ProfileError as exc:
+            raise ProfileError(f"cannot compare ops: the {run.label} run has none. {exc}") from exc
+
+    def _ops(self, run: Run, per_step: bool) -> pd.DataFrame:
+        """The op table summed by (program, name), with fingerprints and utilization inputs."""
+        analysis = self._analysis(run)
+        ops = analysis.ops.copy()
+        strict, structural = zip(*[_fingerprints(analysis, i, row) for i, row in ops.iterrows()],
+                                 strict=True) if len(ops) else ((), ())
+        ops["strict"], ops["structural"] = list(strict), list(structural)
+        scale = 1.0 / len(self._step_table(run)) if per_step else 1.0
+        grouped = ops.groupby(["program", "name"], sort=False).agg(
+            category=("category", "first"), framework_op=("framework_op", "first"),
+            time_us=("time_us", "sum"), occurrences=("occurrences", "sum"),
+            flops=("flops", "sum"), hbm_bytes=("hbm_bytes", "sum"),
+            known_cost=("known_cost", "all"), strict=("strict", "first"),
+            structural=("structural", "first")).reset_index()
+        grouped["time_us"] *= scale
+        grouped["occurrences"] = grouped["occurrences"] * scale
+        grouped["flops"] *= scale
+        grouped["hbm_bytes"] *= scale
+        grouped.attrs["device"] = analysis.device
+        return grouped
+
+    def _op_rows(self, b: pd.DataFrame, a: pd.DataFrame) -> pd.DataFrame:
+        pairs = match_ops(b, a)
+        rows = []
+        for i, j, how in pairs:
+            left = b.iloc[i] if i >= 0 else None
+            right = a.iloc[j] if j >= 0 else None
+            ref = left if left is not None else right
+            rows.append({
+                "program": ref["program"], "category": ref["category"], "name": ref["name"],
+                "name_after": right["name"] if right is not None else None,
+                "matched_by": how,
+                "time_before_us": left["time_us"] if left is not None else math.nan,
+                "time_after_us": right["time_us"] if right is not None else math.nan,
+                "occurrences_before": left["occurrences"] if left is not None else 0,
+                "occurrences_after": right["occurrences"] if right is not None else 0,
+                **_utilizations(left, b.attrs["device"], "before"),
+                **_utilizations(right, a.attrs["device"], "after"),
+                "fingerprint": _short(ref["strict"]),
+            })
+        return pd.DataFrame(rows, columns=[c for c in OP_COLUMNS
+                                           if c not in ("change_us", "change_pct", "status")])
+
+    def _group_rows(self, b: pd.DataFrame, a: pd.DataFrame, by: str) -> pd.DataFrame:
+        sums = {"time_us": "sum", "occurrences": "sum", "flops": "sum", "hbm_bytes": "sum",
+                "known_cost": "all", "category": "first", "program": "first"}
+        left = b.groupby(by, sort=False).agg(sums)
+        right = a.groupby(by, sort=False).agg(sums)
+        names = list(dict.fromkeys([*left.index, *right.index]))
+        rows = []
+        for name in names:
+            lrow = left.loc[name] if name in left.index else None
+            rrow = right.loc[name] if name in right.index else None
+            rows.append({
+                "program": name if by == "program" else "",
+                "category": name if by == "category" else "",
+                "name": name, "name_after": None, "matched_by": by,
+                "time_before_us": lrow["time_us"] if lrow is not None else math.nan,
+                "time_after_us": rrow["time_us"] if rrow is not None else math.nan,
+                "occurrences_before": lrow["occurrences"] if lrow is not None else 0,
+                "occurrences_after": rrow["occurrences"] if rrow is not None else 0,
+                **_utilizations(lrow, b.attrs["device"], "before"),
+                **_utilizations(rrow, a.attrs["device"], "after"),
+                "fingerprint": "",
+            })
+        return pd.DataFrame(rows)
+
+    def _status(self, before: pd.Series, after: pd.Series) -> np.ndarray:
+        b, a = before.to_numpy(np.float64), after.to_numpy(np.float64)
+        change = a - b
+        with np.errstate(invalid="ignore"):
+            small = np.abs(change) < np.maximum(self.threshold * np.fmax(b, a), self.floor_us)
+        return np.select([np.isnan(b), np.isnan(a), small, change > 0],
+                         ["added", "removed", "unchanged", "slower"], "faster").astype(object)
+
+    # ---- memory ---------------------------------------------------------------------------
+    def memory(self) -> pd.DataFrame:
+        """Peak memory per module name and memory space in each run (MiB), with the change:
+        `grew`, `shrank`, `unchanged`, or `added` / `removed` for a module of one run only."""
+        b, a = _peaks(self.before.profile), _peaks(self.after.profile)
+        keys = ["module", "memory_space"]
+        merged = b.merge(a, on=keys, how="outer", suffixes=("_before", "_after"), sort=False)
+        out = merged[keys].copy()
+        out["peak_before_mib"] = merged["peak_bytes_before"] / MIB
+        out["peak_after_mib"] = merged["peak_bytes_after"] / MIB
+        out["change_mib"] = out["peak_after_mib"].fillna(0) - out["peak_before_mib"].fillna(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["change_pct"] = 100 * out["change_mib"] / out["peak_before_mib"]
+        out["status"] = _size_status(out["peak_before_mib"], out["peak_after_mib"],
+                                     ("grew", "shrank", "added", "removed"))
+        out["ran_before"] = merged["ran_before"].fillna(False).astype(bool)
+        out["ran_after"] = merged["ran_after"].fillna(False).astype(bool)
+        order = np.lexsort((-out["change_mib"].abs().to_numpy(), ~(out["ran_before"]
+                                                                    | out["ran_after"])))
+        return out.iloc[order].reset_index(drop=True)
+
+    @cached_property
+    def default_module(self) -> str | None:
+        """The module the buffer diff looks at by default: the training step of `after`
+        (memory_viewer's default choice), when `before` has a module of that name too."""
+        for run in (self.after, self.before):
+            peaks = _peaks(run.profile)
+            if not len(peaks):
+                continue
+            ids = dict(zip(peaks["program_id"], peaks["module"], strict=True))
+            protos = {pid: run.profile.hlo_proto_bytes(int(pid)) for pid in ids}
+            try:
+                return ids[default_module(protos)]
+            except ProfileError:
+                continue
+        return None
+
+    def buffers(self, module: str | None = None, memory_space: str = "HBM") -> pd.DataFrame:
+        """Buffers live at each run's peak of `module` (default: `default_module`), matched by
+        the name of the instruction that defines them (through the op matching, so a
+        renumbered fusion keeps its buffer): size before and after (MiB), the change, and
+        `grew`, `shrank`, `unchanged`, `new` or `gone`; the most grown first. Buffers under
+        16 KiB are one row, as the memory viewer lumps them."""
+        module = module or self.default_module
+        if module is None:
+            raise ProfileError("neither run carries an HLO module with buffer assignment, so "
+                               "there are no buffers to compare.")
+        renamed = self._renamed(module)
+        parts = []
+        for run in (self.before, self.after):
+            analysis = _module_analysis(run.profile, module, memory_space)
+            frame = analysis.buffers() if analysis is not None else pd.DataFrame(
+                columns=["name", "size_bytes", "shape"])
+            key = frame["name"].map(lambda n: SMALL_BUFFERS if n.startswith("small (") else n)
+            if run is self.before:
+                key = key.map(lambda n: _renamed_buffer(n, renamed))
+            parts.append(frame.assign(name=key).groupby("name", sort=False).agg(
+                size_bytes=("size_bytes", "sum"), shape=("shape", "first")))
+        if all(not len(p) for p in parts):
+            raise ProfileError(f"no module named {module!r} with buffers in {memory_space} in "
+                               "either run.")
+        merged = parts[0].merge(parts[1], how="outer", left_index=True, right_index=True,
+                                suffixes=("_before", "_after"), sort=False)
+        out = pd.DataFrame({"name": merged.index,
+                            "shape_before": merged["shape_before"].to_numpy(),
+                            "shape_after": merged["shape_after"].to_numpy(),
+                            "size_before_mib": merged["size_bytes_before"].to_numpy(
+                                np.float64) / MIB,
+                            "size_after_mib": merged["size_bytes_after"].to_numpy(
+                                np.float64) / MIB})
+        out["change_mib"] = out["size_after_mib"].fillna(0) - out["size_before_mib"].fillna(0)
+        out["status"] = _size_status(out["size_before_mib"], out["size_after_mib"],
+                                     ("grew", "shrank", "new", "gone"))
+        return out.sort_values("change_mib", ascending=False, kind="stable").reset_index(
+            drop=True)
+
+    def _renamed(self, module: str) -> dict[str, str]:
+        """Before's op name -> after's, for ops of `module` matched under another name."""
+        try:
+            ops = self.ops()
+        except ProfileError:
+            return {}
+        moved = ops[(ops["program"] == module) & (ops["matched_by"] == "fingerprint")]
+        return dict(zip(moved["name"], moved["name_after"], strict=True))
+
+    # ---- words ----------------------------------------------------------------------------
+    def summary(self) -> str:
+        """The change in plain words: step time and the parts that moved, ops, peak memory."""
+        sentences = [self._steps_sentence(), self._ops_sentence(), self._memory_sentence()]
+        return " ".join(s for s in sentences if s)
+
+    def _steps_sentence(self) -> str:
+        try:
+            table = self.step_breakdown()
+            counts = len(self._step_table(self.before)), len(self._step_table(self.after))
+        except ProfileError as exc:
+            return str(exc).split("\n")[0]
+        total = table.iloc[0]
+        first = (f"Step time {total['before_ms']:.1f} -> {total['after_ms']:.1f} ms"
+                 f"{_signed_pct(total['after_ms'], total['before_ms'])}")
+        words = [first]
+        parts = table.iloc[1:]
+        moved = parts[(parts["change_pct_of_step"].abs() >= 5)].copy()
+        moved = moved.iloc[np.argsort(-moved["change_ms"].abs().to_numpy(), kind="stable")]
+        words += [f"{row['part']} {row['change_ms']:+.1f} ms" for _, row in moved.iterrows()]
+        sentence = "; ".join(words) + "."
+        if counts[0] != counts[1]:
+            sentence += (f" The runs have {counts[0]} and {counts[1]} steps: op times are "
+                         "totals, compare them with ops(per_step=True).")
+        return sentence
+
+    def _ops_sentence(self) -> str:
+        try:
+            ops = self.ops()
+        except ProfileError as exc:
+            return str(exc).split("\n")[0]
+        counts = ops["status"].value_counts()
+        said = [f"{int(counts[s])} {s}" for s in STATUSES[:4] if counts.get(s, 0)]
+        if not said:
+            return f"Ops: all {len(ops)} unchanged."
+        top = ops.iloc[0]
+        renamed = (f" (now {top['name_after']})" if isinstance(top["name_after"], str)
+                   and top["name_after"] != top["name"] else "")
+        return (f"Ops: {', '.join(said)}; the largest change is {top['name']}{renamed} in "
+                f"{top['program']}, {top['change_us'] / 1000:+.2f} ms ({top['status']}).")
+
+    def _memory_sentence(self) -> str:
+        module = self.default_module
+        if module is None:
+            return ""
+        memory = self.memory()
+        row = memory[memory["module"] == module]
+        row = row[row["memory_space"] == "HBM"] if (row["memory_space"] == "HBM").any() else row
+        if not len(row):
+            return ""
+        r = row.iloc[0]
+        if r["status"] == "unchanged":
+            return f"Peak memory of {module} ({r['memory_space']}) unchanged at " \
+                   f"{r['peak_before_mib']:.2f} MiB."
+        if r["status"] in ("added", "removed"):
+            return ""
+        return (f"Peak memory of {module} ({r['memory_space']}) {r['peak_before_mib']:.2f} -> "
+                f"{r['peak_after_mib']:.2f} MiB{_signed_pct(r['peak_after_mib'], r['peak_before_mib'])}.")
+
+
+# ---- op matching ------------------------------------------------------------------------------
+def normalize_hlo(text: str) -> str:
+    """HLO text without the names that change between compilations: `%name`s and metadata."""
+    return _NAME.sub("%", _LHS.sub("", _METADATA.sub("", text))).strip()
+
+
+def structure_hlo(text: str) -> str:
+    """HLO text as the structural fingerprint reads it: operand names without their number,
+    shapes without sizes."""
+    text = _NUMBERED.sub(r"\1", _LHS.sub("", _METADATA.sub("", text)))
+    return _DIMS.sub(_sizeless, text).strip()
+
+
+def _sizeless(match: re.Match) -> str:
+    """`[512,16]` -> `[#,#]`: the rank without the sizes."""
+    return "[" + ",".join("#" for size in match.group(0)[1:-1].split(",") if size) + "]"
+
+
+def _fingerprints(analysis: OpProfileAnalysis, index: Any, row: pd.Series) -> tuple[str, str]:
+    """(strict, structural) fingerprint texts of one op; ("", "") without HLO."""
+    expression = str(row.get("expression") or "")
+    if not expression or expression == row["name"]:
+        return "", ""
+    strict = [normalize_hlo(expression)]
+    if row.get("fused"):
+        strict += [normalize_hlo(str(e)) for e in analysis.fused_ops(index)["expression"]]
+    return "\n".join(strict), structure_hlo(expression)
+
+
+def _natural(name: str) -> list:
+    return [int(p) if p.isdigit() else p for p in _NATURAL.split(name)]
+
+
+def match_ops(before: pd.DataFrame, after: pd.DataFrame) -> list[tuple[int, int, str]]:
+    """Pairs (row in before, row in after, how) for ops of two runs; -1 for no partner.
+
+    Both frames have `program`, `name`, `strict` and `structural` (fingerprint texts, "" when
+    unknown). Rounds as in the module doc; within a round, candidates of one key pair in the
+    natural order of their names.
+    """
+    left = set(range(len(before)))
+    right = set(range(len(after)))
+    pairs: list[tuple[int, int, str]] = []
+
+    def round_(key, how: str, usable) -> None:
+        groups: dict[Any, list[list[int]]] = {}
+        for side, frame, free in ((0, before, left), (1, after, right)):
+            for i in sorted(free):
+                row = frame.iloc[i]
+                if usable(row):
+                    groups.setdefault(key(row), [[], []])[side].append(i)
+        for lhs, rhs in groups.values():
+            lhs.sort(key=lambda i: _natural(before.iloc[i]["name"]))
+            rhs.sort(key=lambda i: _natural(after.iloc[i]["name"]))
+            for i, j in zip(lhs, rhs, strict=False):
+                pairs.append((i, j, how))
+                left.discard(i)
+                right.discard(j)
+
+    round_(lambda r: (r["program"], r["name"], r["strict"]), "name", _has_hlo)
+    round_(lambda r: (r["program"], r["strict"]), "fingerprint", _has_hlo)
+    round_(lambda r: (r["program"], r["name"], r["structural"]), "name", _has_hlo)
+    round_(lambda r: (r["program"], r["structural"]), "fingerprint", _has_hlo)
+    # Names alone where one run knows no HLO for the op.
+    without = {(before.iloc[i]["program"], before.iloc[i]["name"]) for i in left
+               if not before.iloc[i]["strict"]}
+    without |= {(after.iloc[j]["program"], after.iloc[j]["name"]) for j in right
+                if not after.iloc[j]["strict"]}
+    round_(lambda r: (r["program"], r["name"]), "name",
+           lambda r: (r["program"], r["name"]) in without)
+    pairs += [(i, -1, "") for i in sorted(left)] + [(-1, j, "") for j in sorted(right)]
+    return pairs
+
+
+def _has_hlo(row: pd.Series) -> bool:
+    return bool(row["strict"])
+
+
+def _short(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12] if text else ""
+
+
+def _utilizations(row: pd.Series | None, device: Any, side: str) -> dict[str, float]:
+    flops_util = bw_util = math.nan
+    if row is not None and row["known_cost"] and row["time_us"] > 0:
+        seconds = row["time_us"] / 1e6
+        flops_util = min(1.0, row["flops"] / seconds / device.peak_flops)
+        bw_util = min(1.0, row["hbm_bytes"] / seconds / device.peak_bandwidth)
+    return {f"flops_utilization_{side}": flops_util, f"bandwidth_utilization_{side}": bw_util}
+
+
+# ---- memory -----------------------------------------------------------------------------------
+def _peaks(profile: Profile) -> pd.DataFrame:
+    """Per module name and memory space: the peak of the module to show (module doc)."""
+    return profile.memo(("compare_peaks",), lambda: _build_peaks(profile))
+
+
+def _ran_programs(profile: Profile) -> set[int]:
+    try:
+        ops = analyze_op_profile(profile).ops
+    except ProfileError:
+        return set()
+    return {int(p) for p in ops["program_id"]}
+
+
+def _build_peaks(profile: Profile) -> pd.DataFrame:
+    ran = _ran_programs(profile)
+    rows = []
+    for pid, name in zip(profile.hlo_modules["program_id"], profile.hlo_modules["name"],
+                         strict=True):
+        data = profile.hlo_proto_bytes(int(pid))
+        for space in memory_spaces(data):
+            try:
+                peak = analyze_memory(data, space, where=profile.source,
+                                      program_id=int(pid)).summary["peak_bytes"]
+            except ProfileError:
+                continue
+            rows.append({"module": name, "memory_space": space, "program_id": int(pid),
+                         "peak_bytes": int(peak), "ran": int(pid) in ran})
+    frame = pd.DataFrame(rows, columns=["module", "memory_space", "program_id", "peak_bytes",
+                                        "ran"])
+    if not len(frame):
+        return frame
+    frame = frame.sort_values(["ran", "peak_bytes"], ascending=False, kind="stable")
+    return frame.drop_duplicates(["module", "memory_space"]).reset_index(drop=True)
+
+
+def _module_analysis(profile: Profile, module: str, memory_space: str) -> Any:
+    peaks = _peaks(profile)
+    row = peaks[(peaks["module"] == module) & (peaks["memory_space"] == memory_space)]
+    if not len(row):
+        return None
+    pid = int(row["program_id"].iat[0])
+    return analyze_memory(profile.hlo_proto_bytes(pid), memory_space, where=profile.source,
+                          program_id=pid)
+
+
+# ---- small helpers ----------------------------------------------------------------------------
+def _renamed_buffer(name: str, renamed: dict[str, str]) -> str:
+    """A buffer `instruction{index}` under the instruction's name in the other run."""
+    instruction, brace, index = name.partition("{")
+    return renamed.get(instruction, instruction) + brace + index
+
+
+def _padded(values: pd.Series, n: int) -> np.ndarray:
+    out = np.full(n, np.nan)
+    out[:len(values)] = values.to_numpy(np.float64)
+    return out
+
+
+def _size_status(before: pd.Series, after: pd.Series, words: tuple[str, str, str, str]
+                 ) -> np.ndarray:
+    b, a = before.to_numpy(np.float64), after.to_numpy(np.float64)
+    grew, shrank, only_after, only_before = words
+    return np.select([np.isnan(b), np.isnan(a), a > b, a < b],
+                     [only_after, only_before, grew, shrank], "unchanged").astype(object)
+
+
+def _signed_pct(after: float, before: float) -> str:
+    if not before or not np.isfinite(before):
+        return ""
+    return f", {100 * (after - before) / before:+.0f}%"
