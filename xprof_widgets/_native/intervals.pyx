@@ -5,6 +5,7 @@ Array accesses stay bounds-checked (indices come from the caller). Bool arrays a
 bytes.
 """
 
+cimport cython
 from libc.stdint cimport int8_t, int64_t
 
 import numpy as np
@@ -80,11 +81,10 @@ def self_times(const int64_t[:] track, const int64_t[:] start, const int64_t[:] 
     return np.maximum(result, 0)
 
 
-
 def cumulative_unions(list classes, start_ps, duration_ps):
     """parts[k] = the union of the [start, start + duration) intervals of the events in
     classes[0..k], as (sorted disjoint starts, ends, length before each); touching intervals
-    merge. One sort of all the events, then two sweeps per class (count, fill)."""
+    merge. One sort of all the events, then two sweeps in order per class (count, fill)."""
     cdef Py_ssize_t n_classes = len(classes), level
     if n_classes > 127:
         raise ValueError("cumulative_unions: at most 127 classes")
@@ -94,11 +94,11 @@ def cumulative_unions(list classes, start_ps, duration_ps):
     cls_a = np.empty(n, np.int8)
     start_a = np.empty(n, np.int64)
     end_a = np.empty(n, np.int64)
-    cdef int8_t[:] cls = cls_a
-    cdef int64_t[:] s = start_a, e = end_a
-    cdef const int64_t[:] ev
+    cdef int8_t[::1] cls = cls_a
+    cdef int64_t[::1] s = start_a, e = end_a
+    cdef const int64_t[::1] ev
     for level in range(n_classes):
-        ev = np.asarray(classes[level], np.int64)
+        ev = np.ascontiguousarray(classes[level], np.int64)
         with nogil:
             for j in range(ev.shape[0]):
                 i = ev[j]
@@ -106,15 +106,18 @@ def cumulative_unions(list classes, start_ps, duration_ps):
                 e[k] = start_all[i] + duration_all[i]
                 cls[k] = <int8_t>level
                 k += 1
-    order = np.argsort(start_a, kind="stable")
-    cdef const int64_t[:] o = order
-    cdef int64_t[:] a
-    cdef int64_t[:] b
-    cdef int64_t[:] before
+    order = np.argsort(start_a, kind="stable")  # then every sweep reads memory in order
+    s = start_a = start_a[order]
+    e = end_a = end_a[order]
+    cls = cls_a = cls_a[order]
+    del order
+    cdef int64_t[::1] a
+    cdef int64_t[::1] b
+    cdef int64_t[::1] before
     parts = []
     for level in range(n_classes):
         with nogil:
-            m = _sweep(s, e, o, cls, level, None, None, None)
+            m = _sweep(s, e, cls, level, None, None, None)
         a_out = np.empty(m, np.int64)
         b_out = np.empty(m, np.int64)
         before_out = np.empty(m, np.int64)
@@ -122,21 +125,22 @@ def cumulative_unions(list classes, start_ps, duration_ps):
         b = b_out
         before = before_out
         with nogil:
-            _sweep(s, e, o, cls, level, a, b, before)
+            _sweep(s, e, cls, level, a, b, before)
         parts.append((a_out, b_out, before_out))
     return parts
 
 
-cdef int64_t _sweep(const int64_t[:] s, const int64_t[:] e, const int64_t[:] order,
-                    const int8_t[:] cls, int64_t level, int64_t[:] a, int64_t[:] b,
-                    int64_t[:] before) except -1 nogil:
-    """The union of the intervals of class <= level, visited in start order: its size, and
-    (unless a is None) its intervals written to a, b, before."""
-    cdef int64_t m = 0, k, i, group_a = 0, group_b = 0, reach = 0, total = 0
+@cython.boundscheck(False)
+cdef int64_t _sweep(const int64_t[::1] s, const int64_t[::1] e, const int8_t[::1] cls,
+                    int64_t level, int64_t[::1] a, int64_t[::1] b,
+                    int64_t[::1] before) noexcept nogil:
+    """The union of the intervals of class <= level (s sorted): its size, and (unless a is
+    None) its intervals written to a, b, before. Unchecked: e and cls have s's length (made by
+    the caller), and a, b, before hold the size the counting sweep returned."""
+    cdef int64_t m = 0, i, group_a = 0, group_b = 0, reach = 0, total = 0
     cdef bint open_group = False
     cdef bint fill = a is not None
-    for k in range(order.shape[0]):
-        i = order[k]
+    for i in range(s.shape[0]):
         if cls[i] > level:
             continue
         if not open_group:
