@@ -110,6 +110,13 @@ class Profile:
             cache[key] = build()
         return cache[key]
 
+    def sql(self, query: str) -> pd.DataFrame:
+        """A DuckDB SQL query over this profile (tables slice, track, args, step, op, ...; times
+        in ns, as in Perfetto), answered as a DataFrame; see `profile/sql.py`, docs/sql.md."""
+        from .sql import run_query
+
+        return run_query(self, query)
+
     # ---- metadata -------------------------------------------------------------------------
     @cached_property
     def metadata(self) -> pd.DataFrame:
