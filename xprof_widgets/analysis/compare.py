@@ -386,8 +386,9 @@ class Comparison:
                    f"{r['peak_before_mib']:.2f} MiB."
         if r["status"] in ("added", "removed"):
             return ""
+        change = _signed_pct(r["peak_after_mib"], r["peak_before_mib"])
         return (f"Peak memory of {module} ({r['memory_space']}) {r['peak_before_mib']:.2f} -> "
-                f"{r['peak_after_mib']:.2f} MiB{_signed_pct(r['peak_after_mib'], r['peak_before_mib'])}.")
+                f"{r['peak_after_mib']:.2f} MiB{change}.")
 
 
 # ---- op matching ------------------------------------------------------------------------------

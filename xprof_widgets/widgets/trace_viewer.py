@@ -31,10 +31,14 @@ from ..trace import (
     answer_window,
     trace_index,
 )
+from ..trace.pivot import LEVELS, selection_pivot
 from ._base import RequestWidget, handler
+from ._table import columnar
 
 MAX_BOX_EVENTS = 50_000
 """Most events a box selection syncs (its list of ids travels to the view and back)."""
+_EVENT_COLUMNS = ("event", "id", "slice_id", "arg_set_id")
+"""Columns `show` reads event ids from, in this order."""
 _MAX_VIEWS = 16
 """Views whose sent names are remembered (one per display of the widget)."""
 
@@ -126,6 +130,17 @@ class TraceViewer(RequestWidget):
             content["end_us"] = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
         return content
 
+    @handler("pivot")
+    def _pivot(self, events: list[int]) -> dict:
+        """The selection's pivot by section, track and name (columnar), and its span."""
+        content: dict[str, Any] = {"rows": columnar(selection_pivot(self.profile, events))}
+        idx = np.asarray(events, np.int64)
+        if idx.shape[0]:
+            p = self.profile
+            content["start_us"] = int(p.start_ps[idx].min()) / PS_PER_US
+            content["end_us"] = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
+        return content
+
     @handler("select_box")
     def _select_box(self, start_us: float, end_us: float, rows: list[list[int]],
                     add: list[int] | None = None) -> dict:
@@ -155,6 +170,36 @@ class TraceViewer(RequestWidget):
     def selection(self) -> pd.DataFrame:
         """The events selected in the view (click, Ctrl-click, box), as `Profile.events` rows."""
         return self.profile.events_frame(np.asarray(self.selected_events, np.int64))
+
+    def selection_pivot(self, by: tuple[str, ...] = LEVELS) -> pd.DataFrame:
+        """The selected events grouped by section, track and name (or those of `by`): count,
+        total_us, self_us (minus what is nested one level deeper), avg_us; as the details panel
+        shows after a box selection."""
+        return selection_pivot(self.profile, np.asarray(self.selected_events, np.int64), by)
+
+    def show(self, frame: pd.DataFrame, column: str | None = None) -> None:
+        """Selects the events of a DataFrame (its `event`, `id`, `slice_id` or `arg_set_id`
+        column, or `column`: e.g. a `Profile.sql` or `search` result) and moves the view to
+        them. At most MAX_BOX_EVENTS are selected."""
+        names = [column] if column else [c for c in _EVENT_COLUMNS if c in frame.columns][:1]
+        if not names or names[0] not in frame.columns:
+            have = ", ".join(map(str, frame.columns))
+            raise KeyError(f"no event column in the frame (columns: {have}); expected one of "
+                           f"{', '.join(_EVENT_COLUMNS)} or column=")
+        idx = np.unique(pd.to_numeric(frame[names[0]], errors="coerce").dropna().to_numpy(
+            np.int64))
+        if idx.shape[0] and (idx[0] < 0 or idx[-1] >= self.profile.n_events):
+            raise KeyError(f"event ids must be in 0..{self.profile.n_events - 1}")
+        idx = idx[:MAX_BOX_EVENTS]
+        if not idx.shape[0]:
+            self.selected_events = []
+            return
+        p = self.profile
+        start = int(p.start_ps[idx].min()) / PS_PER_US
+        end = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
+        pad = max((end - start) * 0.05, 1.0)
+        self.window = (start - pad, end + pad)
+        self.selected_events = idx.tolist()
 
     def events(self, start: float | None = None, end: float | None = None,
                track: int | str | list | None = None, name: str | None = None) -> pd.DataFrame:

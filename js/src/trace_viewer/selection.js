@@ -4,6 +4,8 @@ import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
 import { linkButton } from "../lib/links.js";
 import { aggregateRows, aggregateView, detailsView } from "./dom.js";
+import { rowsOf } from "../lib/table.js";
+import { pivotView } from "./pivot.js";
 
 /** The XLA op an event ran (TPU/GPU op lines carry per-op stats, CPU ops an hlo_op stat). */
 function xlaOpName(d) {
@@ -38,11 +40,13 @@ export const selectionMethods = {
     }
   },
 
-  setSelection(events, sync) {
+  // fromBox: a box selection, whose details are its pivot.
+  setSelection(events, sync, fromBox = false) {
     this.selection = new Set(events);
     if (this.focus && !this.selection.has(this.focus.event)) this.focus = null;
     this.selectedSpan = null;
     this.boxTruncated = false;
+    this.fromBox = fromBox;
     if (sync) {
       this.model.set("selected_events", [...this.selection]);
       this.model.save_changes();
@@ -81,7 +85,7 @@ export const selectionMethods = {
       .then((answer) => {
         if (!answer) return;
         const { content } = answer;
-        this.setSelection(content.events, true);
+        this.setSelection(content.events, true, true);
         this.boxTruncated = content.truncated;
       }, (error) => this.fail(error));
   },
@@ -136,6 +140,10 @@ export const selectionMethods = {
       }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
       return;
     }
+    if (this.fromBox) {
+      this.showPivot(events);
+      return;
+    }
     request(this.model, "aggregate", { events }, { channel: "details" }).then((answer) => {
       if (!answer) return;
       const { content } = answer;
@@ -144,6 +152,21 @@ export const selectionMethods = {
       const rows = aggregateRows(content);
       this.details.replaceChildren(aggregateView(rows, {
         nEvents: events.length, span: span ? span[1] - span[0] : null, truncated: this.boxTruncated,
+      }));
+      this.details.dataset.event = "";
+    }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
+  },
+
+  showPivot(events) {
+    request(this.model, "pivot", { events }, { channel: "details" }).then((answer) => {
+      if (!answer) return;
+      const { content } = answer;
+      if (content.start_us !== undefined) this.selectedSpan = [content.start_us, content.end_us];
+      const span = this.selectionSpan();
+      this.details.replaceChildren(pivotView(rowsOf(content.rows), {
+        nEvents: events.length, span: span ? span[1] - span[0] : null, truncated: this.boxTruncated,
+        grouping: this.pivotGrouping ?? "section,track,name",
+        onGroup: (grouping) => { this.pivotGrouping = grouping; this.showPivot(events); },
       }));
       this.details.dataset.event = "";
     }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));

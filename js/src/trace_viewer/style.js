@@ -69,6 +69,13 @@ export const CSS = `
 .xw-tv-agg th:first-child, .xw-tv-agg td:first-child { text-align: left; }
 .xw-tv-agg tbody tr:nth-child(even) { background: var(--xw-panel2); }
 .xw-tv-name { overflow-wrap: anywhere; }
+.xw-tv-pivot-label { float: right; font-weight: normal; color: var(--xw-fg2); }
+.xw-trace-viewer .xw-tv-pivot-label select { font: inherit; color: var(--xw-fg); background: var(--xw-bg);
+  border: 1px solid var(--xw-border1); border-radius: 3px; height: 22px; }
+.xw-tv-pivot tr[data-kind="section"] td { font-weight: 600; }
+.xw-tv-group-label { overflow-wrap: anywhere; }
+.xw-trace-viewer .xw-tv-toggle { border: 0; background: none; padding: 0 4px 0 0; line-height: 14px;
+  color: var(--xw-fg2); }
 .xw-tv-flows { margin: 0; padding-left: 16px; }
 .xw-trace-viewer .xw-tv-link { border: 0; padding: 0; background: none; color: var(--xw-accent);
   text-decoration: underline; }
