@@ -18,10 +18,13 @@ _LAZY = {
     "open_profile": ".profile.open",
     "Profile": ".profile.model",
     "Profiler": ".widgets.profiler",
+    "compare": ".widgets.compare",
+    "Compare": ".widgets.compare",
     **{t.name: t.module for t in TOOLS},
 }
 
 __all__ = [
+    "Compare",
     "InputPipeline",
     "MemoryViewer",
     "OpProfile",
@@ -29,6 +32,7 @@ __all__ = [
     "ProfileError",
     "Profiler",
     "TraceViewer",
+    "compare",
     "load_ipython_extension",
     "open_profile",
     "unload_ipython_extension",

@@ -4,6 +4,7 @@
     %xprof [LOGDIR] [--run R] [--host H] [--tool KEY]   # a key of xprof_widgets.tools
     %%xprof [--logdir DIR] [--tool ...]          # profiles the cell with jax.profiler.trace
     %xprof capture HOST:PORT [--duration 2s] [--logdir DIR] [--tool ...]
+    %xprof diff BEFORE AFTER [--run-before R] [--run-after R]   # xw.compare
 
 A typo in the magic's arguments or a path that holds no profile prints a message with the usage
 instead of a traceback: the magic sits at the top of a cell someone is iterating on.
@@ -38,6 +39,9 @@ usage:
       and show what it captured
   %xprof capture HOST:PORT [--duration 2s] [--logdir DIR] [--tool ...]
       capture from a program running jax.profiler.start_server(PORT) and show it
+  %xprof diff BEFORE AFTER [--run-before RUN] [--run-after RUN]
+      compare two profiles (logdirs, run directories or files): steps, ops, memory and two
+      aligned Trace Viewers (xw.compare)
   Without --tool, the suite of every tool is shown."""
 
 CAPTURE_OPTIONS = {"host_tracer_level": 2, "device_tracer_level": 1, "python_tracer_level": 1}
@@ -73,6 +77,15 @@ def _capture_parser() -> _Parser:
     parser.add_argument("address")
     parser.add_argument("--duration", default="2s")
     parser.add_argument("--logdir")
+    return parser
+
+
+def _diff_parser() -> _Parser:
+    parser = _Parser(prog="%xprof diff", add_help=False, allow_abbrev=False)
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--run-before")
+    parser.add_argument("--run-after")
     return parser
 
 
@@ -217,6 +230,12 @@ class XprofMagics(Magics):
             address, duration_ms = parse_address(args.address), parse_duration_ms(args.duration)
             logdir = args.logdir or tempfile.mkdtemp(prefix="xprof_")
             return self._show_new(logdir, capture(address, duration_ms, logdir), args.tool)
+        if words[:1] == ["diff"]:
+            args = _diff_parser().parse_args(words[1:])
+            from .widgets.compare import compare
+
+            return compare(args.before, args.after, run_before=args.run_before,
+                           run_after=args.run_after)
         args = _open_parser().parse_args(words)
         if args.logdir is not None:
             return tool_widget(args.logdir, args.tool, run=args.run, host=args.host)

@@ -1,0 +1,243 @@
+// The comparison view: asks the kernel for its report, shows the summary, and lays steps, ops
+// and memory out in tabs (tables are the shared DataTable; the step chart is BokehJS). The
+// step picker sets the widget's `step`, on which the kernel aligns the two Trace Viewers below.
+// data-ready on the root says when it is drawn ("1") or failed ("error").
+import { embedItem, loadBokeh } from "../charts/bokeh.js";
+import { h } from "../lib/dom.js";
+import * as fmt from "../lib/format.js";
+import { DataTable, rowsOf } from "../lib/table.js";
+import { request } from "../lib/transport.js";
+import { AFTER, BEFORE, CSS } from "./style.js";
+
+const STYLE_ID = "xw-compare-style";
+const TABS = [["steps", "Steps"], ["ops", "Ops"], ["memory", "Memory"]];
+const GROUP_LABELS = { op: "op", category: "category", program: "program", framework_op: "framework op" };
+const STATUS_ORDER = ["slower", "faster", "added", "removed", "unchanged"];
+
+function ensureStyle() {
+  if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
+}
+
+function badge(status) {
+  return status ? h("span", { className: "xw-cmp-badge", dataset: { status } }, status) : fmt.DASH;
+}
+
+/** A signed change: red when it grew (slower, bigger), green when it shrank. */
+function signed(value, text) {
+  if (value === null || value === undefined) return fmt.DASH;
+  const shown = `${value > 0 ? "+" : ""}${text(value)}`;
+  return h("span", { className: value > 0 ? "xw-cmp-up" : value < 0 ? "xw-cmp-down" : "" }, shown);
+}
+
+const time = (v) => fmt.time(v);
+const mib = (v) => (v === null || v === undefined ? fmt.DASH : `${v.toFixed(3)} MiB`);
+const pct = (v) => (v === null || v === undefined ? fmt.DASH : `${v.toFixed(1)}%`);
+
+export class CompareView {
+  constructor(model, el) {
+    ensureStyle();
+    this.model = model;
+    this.el = el;
+    this.abort = new AbortController();
+    this.views = [];
+    this.disposed = false;
+    el.classList.add("xw-compare");
+    const title = model.get("title");
+    this.status = h("div", { className: "xw-cmp-status" }, "Comparing…");
+    this.summary = h("p", { className: "xw-cmp-summary" });
+    this.summary.hidden = true;
+    this.tabs = h("div", { className: "xw-cmp-tabs", role: "tablist" });
+    this.panels = {};
+    this.buttons = {};
+    for (const [key, label] of TABS) {
+      this.buttons[key] = h("button", { type: "button", role: "tab", dataset: { tab: key }, onclick: () => this.show(key) }, label);
+      this.panels[key] = h("div", { className: "xw-cmp-panel", role: "tabpanel", dataset: { panel: key } });
+    }
+    this.tabs.append(...Object.values(this.buttons));
+    el.replaceChildren(
+      h("div", { className: "xw-cmp-title" }, h("b", {}, "Compare runs"),
+        h("span", { className: "xw-cmp-run" }, h("span", { className: "xw-cmp-swatch", style: { background: BEFORE } }), "before: ", title.before),
+        h("span", { className: "xw-cmp-run" }, h("span", { className: "xw-cmp-swatch", style: { background: AFTER } }), "after: ", title.after)),
+      this.status, this.summary, this.tabs, ...Object.values(this.panels));
+    this.show("steps");
+    this.draw().catch((error) => this.fail(error));
+  }
+
+  show(key) {
+    for (const [name, button] of Object.entries(this.buttons)) button.setAttribute("aria-selected", String(name === key));
+    for (const [name, panel] of Object.entries(this.panels)) panel.hidden = name !== key;
+    this.el.dataset.tab = key;
+  }
+
+  async draw() {
+    const answer = await request(this.model, "report", {}, {
+      onBusy: () => (this.status.textContent = "Waiting for the kernel…"),
+    });
+    if (!answer || this.disposed) return;
+    const report = answer.content;
+    this.summary.textContent = report.summary;
+    this.summary.hidden = false;
+    const chart = this.stepsPanel(report.steps);
+    this.opsPanel(report);
+    this.memoryPanel(report.memory);
+    if (chart) {
+      this.status.textContent = "Loading the chart…";
+      const bokeh = await loadBokeh(this.model);
+      if (this.disposed) return;
+      this.views.push(await embedItem(chart, report.steps.chart, bokeh, this.abort.signal));
+    }
+    this.status.textContent = "";
+    this.el.dataset.ready = "1";
+  }
+
+  message(panel, text) {
+    panel.append(h("div", { className: "xw-cmp-message" }, text));
+  }
+
+  stepsPanel(steps) {
+    const panel = this.panels.steps;
+    if (steps.error) {
+      this.message(panel, steps.error);
+      return null;
+    }
+    const parts = rowsOf(steps.breakdown);
+    panel.append(h("h3", {}, "The average step"),
+      h("table", { className: "xw-cmp-breakdown" },
+        h("tr", {}, ["", "before (ms)", "after (ms)", "change (ms)", "change (% of the step before)"].map((t) => h("th", {}, t))),
+        parts.map((p) => h("tr", { dataset: { part: p.part } }, h("td", {}, p.part), h("td", {}, fmt.ms(p.before_ms)),
+          h("td", {}, fmt.ms(p.after_ms)), h("td", {}, signed(p.change_ms, fmt.ms)),
+          h("td", {}, signed(p.change_pct_of_step, (v) => `${v.toFixed(1)}%`))))));
+    const picker = h("select", { className: "xw-cmp-step", title: "The step both Trace Viewers below start at",
+      onchange: () => { this.model.set("step", Number(picker.value)); this.model.save_changes(); } },
+    Array.from({ length: steps.aligned }, (_, i) => h("option", { value: String(i) }, `step ${i}`)));
+    picker.value = String(this.model.get("step"));
+    this.model.on("change:step", () => { picker.value = String(this.model.get("step")); });
+    const chart = h("div", { className: "xw-cmp-chart", dataset: { chart: "steps" } });
+    const table = new DataTable({
+      columns: [
+        { key: "step", label: "Step" },
+        { key: "step_before", label: "Step # before" },
+        { key: "step_after", label: "Step # after" },
+        { key: "duration_before_us", label: "Before", format: time },
+        { key: "duration_after_us", label: "After", format: time },
+        { key: "change_us", label: "Change", format: (v) => signed(v, time) },
+        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "status", label: "Status", align: "left", facet: true, format: badge },
+        { key: "input_before_us", label: "Input before", format: time },
+        { key: "input_after_us", label: "Input after", format: time },
+        { key: "compute_before_us", label: "Compute before", format: time },
+        { key: "compute_after_us", label: "Compute after", format: time },
+      ],
+      rows: rowsOf(steps.rows), sort: { key: "step", descending: false }, csvName: "compare_steps.csv",
+    });
+    panel.append(
+      h("div", { className: "xw-cmp-controls" }, h("label", {}, "Align the Trace Viewers below on ", picker)),
+      chart, h("h3", {}, "Step by step (paired by position)"), table.el);
+    return chart;
+  }
+
+  opsPanel(report) {
+    const panel = this.panels.ops;
+    if (report.ops.error) {
+      this.message(panel, report.ops.error);
+      return;
+    }
+    const counts = h("span", { className: "xw-cmp-counts" });
+    const showCounts = (rows) => {
+      const n = Object.fromEntries(STATUS_ORDER.map((s) => [s, 0]));
+      for (const row of rows) n[row.status] += 1;
+      counts.replaceChildren(...STATUS_ORDER.filter((s) => n[s]).map((s) => h("span", { className: "xw-cmp-badge", dataset: { status: s } }, `${n[s]} ${s}`)));
+    };
+    const table = new DataTable({
+      columns: [
+        { key: "status", label: "Status", align: "left", facet: true, format: badge },
+        { key: "program", label: "Program", align: "left", facet: true },
+        { key: "category", label: "Category", align: "left", facet: true },
+        { key: "name", label: "Name", align: "left" },
+        { key: "name_after", label: "Name after", align: "left",
+          format: (v, row) => (v && v !== row.name ? v : "") },
+        { key: "time_before_us", label: "Before", format: time },
+        { key: "time_after_us", label: "After", format: time },
+        { key: "change_us", label: "Change", format: (v) => signed(v, time) },
+        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "occurrences_before", label: "Runs before" },
+        { key: "occurrences_after", label: "Runs after" },
+        { key: "matched_by", label: "Matched by", align: "left" },
+      ],
+      rows: rowsOf(report.ops.rows), csvName: "compare_ops.csv", // the kernel's order: largest change first
+      placeholder: "Filter ops (words in any text column)",
+    });
+    showCounts(table.rows);
+    const by = h("select", { className: "xw-cmp-by", title: "One row per op, or per group of ops",
+      onchange: async () => {
+        const answer = await request(this.model, "ops", { by: by.value }, { channel: "ops" });
+        if (!answer || this.disposed) return;
+        table.setRows(rowsOf(answer.content.rows));
+        showCounts(table.rows);
+        this.el.dataset.opsBy = answer.content.by;
+      } },
+    report.groupings.map((g) => h("option", { value: g }, GROUP_LABELS[g] ?? g)));
+    this.el.dataset.opsBy = "op";
+    panel.append(
+      h("div", { className: "xw-cmp-controls" }, h("label", {}, "One row per ", by), counts),
+      h("p", { className: "xw-cmp-note" },
+        `Sorted by the size of the change. Unchanged: less than ${Math.round(report.threshold * 100)}% of the op's time `
+        + `or ${report.floor_us} µs. Ops are matched by name, or by their HLO where XLA renumbered them (matched by fingerprint).`),
+      table.el);
+  }
+
+  memoryPanel(memory) {
+    const panel = this.panels.memory;
+    if (memory.error) {
+      this.message(panel, memory.error);
+      return;
+    }
+    const modules = new DataTable({
+      columns: [
+        { key: "module", label: "Module", align: "left" },
+        { key: "memory_space", label: "Memory space", align: "left", facet: true },
+        { key: "peak_before_mib", label: "Peak before", format: mib },
+        { key: "peak_after_mib", label: "Peak after", format: mib },
+        { key: "change_mib", label: "Change", format: (v) => signed(v, mib) },
+        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "status", label: "Status", align: "left", facet: true, format: badge },
+        { key: "ran_before", label: "Ran before" },
+        { key: "ran_after", label: "Ran after" },
+      ],
+      rows: rowsOf(memory.rows), csvName: "compare_memory.csv",
+    });
+    panel.append(h("h3", {}, "Peak memory per module and memory space"), modules.el);
+    if (!memory.module) return;
+    panel.append(h("h3", {}, `Buffers live at the peak of ${memory.module} (HBM)`));
+    if (memory.buffers.error) {
+      this.message(panel, memory.buffers.error);
+      return;
+    }
+    const buffers = new DataTable({
+      columns: [
+        { key: "name", label: "Buffer", align: "left" },
+        { key: "shape_before", label: "Shape before", align: "left" },
+        { key: "shape_after", label: "Shape after", align: "left" },
+        { key: "size_before_mib", label: "Before", format: mib },
+        { key: "size_after_mib", label: "After", format: mib },
+        { key: "change_mib", label: "Change", format: (v) => signed(v, mib) },
+        { key: "status", label: "Status", align: "left", facet: true, format: badge },
+      ],
+      rows: rowsOf(memory.buffers.rows), csvName: "compare_buffers.csv",
+    });
+    panel.append(buffers.el);
+  }
+
+  fail(error) {
+    if (this.disposed) return;
+    this.status.replaceChildren(h("span", { className: "xw-cmp-error" }, String(error.message ?? error)));
+    this.el.dataset.ready = "error";
+  }
+
+  dispose() {
+    this.disposed = true;
+    this.abort.abort();
+    for (const views of this.views) views?.clear?.();
+    this.views = [];
+  }
+}

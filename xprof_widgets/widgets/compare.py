@@ -1,0 +1,235 @@
+"""`xw.compare(before, after)`: two runs side by side, as a widget and as DataFrames.
+
+The widget is the comparison's view (the summary in words; steps, ops and memory in tabs) over
+two Trace Viewers, one per run, aligned on a chosen step: their windows are linked with the
+offset between the two runs' starts of that step, so panning or zooming one moves the other and
+step k of each starts at the same x. The view asks for its report after it renders; the op
+table for another grouping on request.
+
+    cmp = xw.compare("logs/before", "logs/after")
+    cmp                        # the widget
+    cmp.summary()              # "Step time 41.2 -> 33.0 ms, -20%; input wait -7.9 ms. ..."
+    cmp.ops(), cmp.steps(), cmp.memory(), cmp.buffers()
+    cmp.align(3)               # both traces on step 3
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+import ipywidgets
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..analysis.compare import FLOOR_US, GROUPINGS, THRESHOLD, Comparison
+from ..errors import ProfileError
+from ..profile.model import Profile
+from ..profile.open import open_profile
+from . import _bokeh
+from ._base import RequestWidget, handler, jsonable
+from ._table import columnar
+from .trace_viewer import TraceViewer
+
+BEFORE_COLOR, AFTER_COLOR = "#4e79a7", "#f28e2b"
+_STEP_PAD = 0.08
+"""Room left on each side of the aligned step, as a share of its length."""
+
+
+def compare(before: str | os.PathLike | Profile, after: str | os.PathLike | Profile, *,
+            run_before: str | None = None, run_after: str | None = None,
+            threshold: float = THRESHOLD, floor_us: float = FLOOR_US,
+            trace_height: int = 360) -> Compare:
+    """Compares two profiles (paths or opened `Profile`s; the same one twice is allowed).
+
+    threshold, floor_us: an op or step whose time changed by less than `threshold` of its time
+    or less than `floor_us` is unchanged (see `analysis/compare.py`).
+    """
+    return Compare(open_profile(before, run=run_before), open_profile(after, run=run_after),
+                   threshold=threshold, floor_us=floor_us, trace_height=trace_height)
+
+
+class CompareView(RequestWidget):
+    """The report half of `Compare`: summary, steps, ops and memory (js/src/compare/)."""
+
+    _bundle = "compare.js"
+    title = traitlets.Dict().tag(sync=True)
+    step = traitlets.Int(0, help="The step position both Trace Viewers are aligned on."
+                         ).tag(sync=True)
+
+    def __init__(self, comparison: Comparison, **kwargs: Any):
+        super().__init__(title={"before": comparison.before.profile.source,
+                                "after": comparison.after.profile.source}, **kwargs)
+        self.comparison = comparison
+
+    @handler("report")
+    def _report(self) -> dict:
+        c = self.comparison
+        return jsonable({"summary": c.summary(), "steps": _section(lambda: _steps(c)),
+                         "ops": _section(lambda: {"rows": columnar(c.ops())}),
+                         "memory": _section(lambda: _memory(c)),
+                         "groupings": list(GROUPINGS), "threshold": c.threshold,
+                         "floor_us": c.floor_us})
+
+    @handler("ops")
+    def _ops(self, by: str = "op") -> dict:
+        return {"rows": columnar(self.comparison.ops(by=by)), "by": by}
+
+
+class Compare(ipywidgets.VBox):
+    """Two runs compared: the report, then one Trace Viewer per run aligned on a step.
+
+    The DataFrames are the analysis's (`analysis.compare.Comparison`): `steps()`,
+    `step_breakdown()`, `ops(by=..., per_step=...)`, `memory()`, `buffers(...)`, `summary()`.
+    """
+
+    def __init__(self, before: Profile, after: Profile, *, threshold: float = THRESHOLD,
+                 floor_us: float = FLOOR_US, trace_height: int = 360, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.comparison = Comparison(before, after, threshold, floor_us)
+        self.view = CompareView(self.comparison)
+        self.before = TraceViewer(before, height=trace_height)
+        self.after = TraceViewer(after, height=trace_height)
+        self.trace_label = ipywidgets.HTML()
+        self._offset_us = 0.0
+        self._linking = False
+        self.before.observe(lambda change: self._follow(change, self.after, 1), names="window")
+        self.after.observe(lambda change: self._follow(change, self.before, -1), names="window")
+        self.view.observe(lambda change: self.align(change["new"]), names="step")
+        self.children = [self.view, self.trace_label,
+                         _labelled("before", before.source, self.before),
+                         _labelled("after", after.source, self.after)]
+        self.align(0)
+
+    # ---- the pandas face ----------------------------------------------------------------------
+    def summary(self) -> str:
+        return self.comparison.summary()
+
+    def steps(self) -> pd.DataFrame:
+        return self.comparison.steps()
+
+    def step_breakdown(self) -> pd.DataFrame:
+        return self.comparison.step_breakdown()
+
+    def ops(self, by: str = "op", per_step: bool = False) -> pd.DataFrame:
+        return self.comparison.ops(by=by, per_step=per_step)
+
+    def memory(self) -> pd.DataFrame:
+        return self.comparison.memory()
+
+    def buffers(self, module: str | None = None, memory_space: str = "HBM") -> pd.DataFrame:
+        return self.comparison.buffers(module, memory_space)
+
+    # ---- the two timelines --------------------------------------------------------------------
+    def align(self, step: int) -> None:
+        """Shows step position `step` in both Trace Viewers, starting at the same x, one span
+        wide (the longer of the two steps, padded); later pans and zooms move both."""
+        step = int(step)
+        try:
+            offset = self.comparison.step_offset_us(step)
+            b0, b1 = self.comparison.step_span_us(step, "before")
+            a0, a1 = self.comparison.step_span_us(step, "after")
+        except ProfileError as exc:
+            self.trace_label.value = _note(f"The traces are not aligned: {exc}".split("\n")[0])
+            return
+        if self.view.step != step:
+            self.view.step = step  # calls back here; the second call does the work
+            return
+        span = max(b1 - b0, a1 - a0)
+        pad = span * _STEP_PAD
+        self._offset_us = offset
+        self._linking = True
+        try:
+            self.before.window = (b0 - pad, b0 + span + pad)
+            self.after.window = (b0 - pad + offset, b0 + span + pad + offset)
+        finally:
+            self._linking = False
+        self.trace_label.value = _note(
+            f"Both timelines show step {step} from its start ({offset / 1000:+.3f} ms later in "
+            "after); pan or zoom either one and the other follows.")
+
+    def _follow(self, change: dict, other: TraceViewer, sign: int) -> None:
+        if self._linking:
+            return
+        start, end = change["new"]
+        target = (start + sign * self._offset_us, end + sign * self._offset_us)
+        if np.allclose(other.window, target, rtol=0, atol=1e-6 * (end - start)):
+            return
+        self._linking = True
+        try:
+            other.window = target
+        finally:
+            self._linking = False
+
+    def __repr__(self) -> str:
+        return (f"<Compare {self.comparison.before.profile.source!r} -> "
+                f"{self.comparison.after.profile.source!r}>")
+
+
+def _labelled(label: str, source: str, viewer: TraceViewer) -> ipywidgets.VBox:
+    title = ipywidgets.HTML(f"<b>{label}</b>: <code>{html.escape(source)}</code>")
+    return ipywidgets.VBox([title, viewer])
+
+
+def _note(text: str) -> str:
+    return f"<div style='margin:8px 0 2px'>{html.escape(text)}</div>"
+
+
+def _section(build: Any) -> dict:
+    """A report section, or its error in words (a run without steps still compares its ops)."""
+    try:
+        return build()
+    except ProfileError as exc:
+        return {"error": str(exc)}
+
+
+def _steps(c: Comparison) -> dict:
+    steps = c.steps()
+    return {"rows": columnar(steps), "breakdown": columnar(c.step_breakdown()),
+            "aligned": int(min(steps["step_before"].count(), steps["step_after"].count())),
+            "chart": _bokeh.json_item(step_figure(steps))}
+
+
+def _memory(c: Comparison) -> dict:
+    out: dict[str, Any] = {"rows": columnar(c.memory()), "module": c.default_module}
+    if c.default_module is not None:
+        out["buffers"] = _section(lambda: {"rows": columnar(c.buffers())})
+    return out
+
+
+def step_figure(steps: pd.DataFrame) -> Any:
+    """Each step's time in both runs, side by side; the hover gives the breakdown."""
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.plotting import figure
+    from bokeh.transform import dodge
+
+    data: dict[str, Any] = {"x": steps["step"].to_numpy(np.int64)}
+    for side in ("before", "after"):
+        for part in ("duration", "compute", "input"):
+            data[f"{part}_{side}"] = steps[f"{part}_{side}_us"].to_numpy(np.float64) / 1000
+        data[f"step_{side}"] = steps[f"step_{side}"].astype(object).where(
+            steps[f"step_{side}"].notna(), "").astype(str).tolist()
+    source = ColumnDataSource(data)
+    fig = figure(title="Step time, before and after", height=260, sizing_mode="stretch_width",
+                 x_axis_label="step (position in the run)", y_axis_label="ms",
+                 toolbar_location="above", tools="xpan,xwheel_zoom,box_zoom,reset,save")
+    renderers = []
+    for side, color, shift in (("before", BEFORE_COLOR, -0.18), ("after", AFTER_COLOR, 0.18)):
+        renderers.append(fig.vbar(x=dodge("x", shift), top=f"duration_{side}", width=0.34,
+                                  source=source, color=color, line_color=None,
+                                  legend_label=side))
+        fig.add_tools(HoverTool(renderers=[renderers[-1]], tooltips=[
+            ("run", side), ("step", f"@step_{side}"),
+            ("step time", f"@duration_{side}{{0.000}} ms"),
+            ("compute", f"@compute_{side}{{0.000}} ms"),
+            ("waiting for input", f"@input_{side}{{0.000}} ms")]))
+    fig.y_range.start = 0
+    fig.xgrid.grid_line_color = None
+    fig.xaxis.ticker = list(range(len(steps))) if len(steps) <= 40 else fig.xaxis.ticker
+    legend = fig.legend[0]
+    legend.orientation = "horizontal"
+    legend.border_line_color = None
+    fig.add_layout(legend, "above")
+    return fig
