@@ -217,6 +217,18 @@ def test_tensorflow_op_names_show_without_their_type(tmp_path):
     assert result.input_ops["category"].tolist() == [ENQUEUE]
 
 
+def test_tensorflow_gpu_hand_offs_are_not_transfers(tmp_path):
+    """TF's host `MemcpyH2D` and `_Send` ops only hand tensors to the GPU stream (whose copies
+    are the transfer); XProf counts host `MemcpyHToD` and infeed enqueues only."""
+    host = [ev("train", 0, 100, _r=1, step_num=0),
+            ev("dense/MatMul/MemcpyH2D:MemcpyH2D", 10, 20),
+            ev("edge_3_dense/_Send:_Send", 40, 20), ev("x/MemcpyHToD:MemcpyHToD", 70, 5)]
+    result = analyze_input_pipeline(open_space(tmp_path, [
+        {"name": "/host:CPU", "lines": [{"name": "python", "events": host}]}]))
+    assert result.input_ops["input_op"].tolist() == ["x/MemcpyHToD"]
+    assert result.steps["host_to_device_us"].tolist() == [pytest.approx(5)]
+
+
 def test_no_steps_still_shows_host_input_ops(tpu_path):
     result = analyze_input_pipeline(xw.open_profile(tpu_path))
     assert result.steps.empty and list(result.steps.columns) == STEP_COLUMNS

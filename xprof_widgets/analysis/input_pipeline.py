@@ -76,8 +76,11 @@ _TFDATA = re.compile(r"^Iterator::")
 _GRAIN = re.compile(r"^(?:grain\b|Grain)|DatasetIterator")
 _ENQUEUE_NAME = re.compile(
     r"^(?:InfeedEnqueue|TransferToInfeed|TransferToDevice|TransferLiteralToDevice|"
-    r"MemcpyH(?:to|2)D|DevicePut|BufferFromPyval|HostToDevice)|:(?:InfeedEnqueue\w*|"
-    r"_Send|MemcpyH(?:to|2)D)$")
+    r"MemcpyHToD|DevicePut|BufferFromPyval|HostToDevice)|:(?:InfeedEnqueue\w*|MemcpyHToD)$")
+"""Host-side transfers to the device: TensorFlow's infeed enqueue and `MemcpyHToD` ops, as XProf
+counts them, and JAX's and PjRt's transfers. TensorFlow's host ops named `MemcpyH2D` or `_Send*`
+only hand a tensor to the GPU stream, whose own copy events are the transfer; counting both
+made a TF GPU run look input-bound where XProf measures no input time."""
 _TF_OP = re.compile(r"[^:]+:[A-Z]\w*")
 _WAIT_NAME = re.compile(r"^IteratorGetNext|:IteratorGetNext\w*$")
 _FILE_READERS = ("::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO",
