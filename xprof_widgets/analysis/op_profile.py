@@ -442,6 +442,10 @@ def _collect_tpu(profile: Any) -> _Collected | None:
                      "left out of the table and the ops inside them are in it (as XProf does).")
         ops = ops.drop(index=parent_ops)
     ops = ops[ops["occurrences"] > 0]
+    if not ops["known_cost"].all():
+        notes.append(f"{int((~ops['known_cost']).sum())} custom-call kernels (Pallas, Mosaic) "
+                     "have no cost model: XLA counts no FLOPs or bytes for them, so their "
+                     "utilization is not known (Kernel Stats lists them).")
     stats = _first_stats(profile, op_tracks)
     peak_flops = float(stats.get("peak_teraflops_per_second", 0) or 0) * 1e12
     peak_bw = float(stats.get("peak_hbm_bw_gigabytes_per_second", 0) or 0) * 1e9
@@ -499,10 +503,19 @@ def _tpu_ops(profile: Any, metas: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]
                 "expression": names[m], "shape": str(st.get("shape_with_layout", "") or ""),
                 "source": source, "source_stack": str(st.get("source_stack", "") or ""),
                 "deduplicated_name": str(st.get("deduplicated_name", "") or ""),
-                "known_cost": True, "fused": "fusion" in str(st.get("hlo_category", "")),
+                "known_cost": not (is_custom_call(str(st.get("hlo_category", "")), names[m])
+                                   and not flops and not bytes_accessed),
+                "fused": "fusion" in str(st.get("hlo_category", "")),
             })
         op_of_meta[m] = index[key]
     return op_of_meta, pd.DataFrame(rows, columns=_RAW_COLUMNS)
+
+
+def is_custom_call(category: str, expression: str) -> bool:
+    """Whether an HLO op is a custom call (Pallas / Mosaic `tpu_custom_call` kernels among
+    them): XLA has no cost model for it, so unless the runtime states its FLOPs and bytes, its
+    utilization is unknown (XProf shows 0%)."""
+    return category == "custom-call" or " custom-call(" in expression
 
 
 _RAW_COLUMNS = ["program", "program_id", "name", "category", "framework_op", "flops",
@@ -767,6 +780,8 @@ def _derive(ops: pd.DataFrame, device: Device, total_time_ps: int) -> pd.DataFra
         intensity = ops["flops"].to_numpy(np.float64) / ops["hbm_bytes"].to_numpy(np.float64)
     rate[time_ps == 0] = np.nan
     bandwidth[time_ps == 0] = np.nan
+    unknown = ~ops["known_cost"].to_numpy(bool)  # no cost model: neither 0 nor a rate
+    rate[unknown], bandwidth[unknown], intensity[unknown] = np.nan, np.nan, np.nan
     intensity[~np.isfinite(intensity)] = np.nan
     flops_util = _cap(rate / device.peak_flops)
     bw_util = _cap(bandwidth / device.peak_bandwidth)
@@ -815,8 +830,11 @@ def _metrics_of(row: Any, device: Device, denominator: int) -> dict:
     known = bool(row["known_cost"])
     rate = flops / seconds if seconds and known else math.nan
     bandwidth = hbm / seconds if seconds and known else math.nan
-    flops_util = min(1.0, rate / device.peak_flops) if device.has_peaks else math.nan
-    bw_util = min(1.0, bandwidth / device.peak_bandwidth) if device.has_peaks else math.nan
+    # np.minimum keeps NaN (no cost known) where the builtin min would say 1.0
+    flops_util = float(np.minimum(1.0, rate / device.peak_flops)) if device.has_peaks \
+        else math.nan
+    bw_util = float(np.minimum(1.0, bandwidth / device.peak_bandwidth)) if device.has_peaks \
+        else math.nan
     share = time_ps / denominator if denominator else 0.0
     bound = ""
     if np.isfinite(flops_util) and np.isfinite(bw_util) and (flops > 0 or hbm > 0):

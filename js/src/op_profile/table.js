@@ -158,8 +158,9 @@ export class OpTable {
   utilCell(row, value) {
     if (row.kind === "idle") return h("td", {}, "");
     if (value === null || value === undefined) {
-      const text = this.hasPeaks ? "—" : "no peak";
-      const title = this.hasPeaks ? "no FLOPs or bytes known for this op"
+      const text = this.hasPeaks ? "no cost model" : "no peak";
+      const title = this.hasPeaks
+        ? "XLA has no cost model for this op (a custom call such as a Pallas or Mosaic kernel, or no HLO): its FLOPs and bytes are unknown"
         : "no peak FLOP rate or bandwidth known for this device: pass peak_tflops= / peak_gbps=";
       return h("td", { className: "xw-op-util xw-op-muted", title }, text);
     }
