@@ -172,7 +172,7 @@ export class DataTable {
     for (const [c, select] of this.facetSelects) {
       const values = [...new Set(rows.map((r) => String(r[c.key] ?? "")))].filter(Boolean).sort();
       const keep = values.includes(this.facets[c.key]) ? this.facets[c.key] : "";
-      select.replaceChildren(h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v }, v)));
+      select.replaceChildren(h("option", { value: "" }, "all"), ...values.map((v) => h("option", { value: v }, v)));
       select.value = keep;
       this.facets[c.key] = keep;
     }
