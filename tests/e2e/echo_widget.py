@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import traitlets
+from bokeh.embed import json_item
 
 from xprof_widgets.errors import ProfileError
 from xprof_widgets.widgets._base import RequestWidget, handler
-from xprof_widgets.widgets._bokeh import json_item
 
 
 class EchoWidget(RequestWidget):

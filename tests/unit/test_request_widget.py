@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xprof_widgets.errors import ProfileError
-from xprof_widgets.widgets import _base, _bokeh
+from xprof_widgets.widgets import _base, _bokeh, _charts
 from xprof_widgets.widgets._base import RequestWidget, encode_response, handler
 
 TINY_ESM = """
@@ -204,11 +204,11 @@ def test_bokeh_js_answers_the_three_bundles_of_the_installed_bokeh():
 
 
 def test_json_item_is_a_bokeh_document_that_travels_as_content():
-    from bokeh.plotting import figure
-
-    chart = figure(width=200, height=100)
-    chart.line(x=np.arange(5), y=np.arange(5) ** 2)
-    item = _bokeh.json_item(chart)
+    chart = _charts.Figure(title="squares", height=100)
+    x = np.arange(5)
+    chart.glyph("Line", _charts.source({"x": x, "y": x ** 2}), x=_charts.field("x"),
+                y=_charts.field("y"))
+    item = _charts.json_item(chart)
     assert {"target_id", "root_id", "doc"} <= item.keys()
     content, _ = reassemble(list(encode_response(1, {"item": item})))
     assert content["item"]["root_id"] == item["root_id"]

@@ -1,7 +1,5 @@
-"""Bokeh on the kernel side: JSON items of charts, and the BokehJS bundles the views run.
-
-bokeh is imported only when a chart is made, so `import xprof_widgets` stays light.
-"""
+"""Bokeh on the kernel side: the BokehJS bundles the views run, read from the installed bokeh
+package's files (bokeh itself is never imported: the charts are written by `_charts`)."""
 
 from __future__ import annotations
 
@@ -10,7 +8,6 @@ from functools import lru_cache
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
 
 BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
 """Classic-script bundles a view runs, in this order (the plugins need the core)."""
@@ -45,9 +42,3 @@ def bokeh_js_version() -> str:
     found = _PLUGIN_VERSION.search(plugin)
     return found.group(1) if found else metadata.version("bokeh")
 
-
-def json_item(layout: Any) -> dict:
-    """A Bokeh layout as the JSON item `embedItem` (js/src/charts/bokeh.js) draws."""
-    from bokeh.embed import json_item as bokeh_json_item
-
-    return bokeh_json_item(layout)

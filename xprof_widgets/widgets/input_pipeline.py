@@ -31,7 +31,7 @@ from ..analysis.input_pipeline import (
 from ..analysis.steps import HOW_TO_MARK
 from ..profile.model import Profile
 from ..profile.open import open_profile
-from . import _bokeh
+from . import _charts
 from ._base import RequestWidget, handler, jsonable
 
 PARTS = [  # (column, legend, color): the step-time graph, bottom to top
@@ -145,9 +145,9 @@ def report(analysis: InputPipelineAnalysis) -> dict:
             "looked_for": list(markers.looked_for), "how_to_mark": HOW_TO_MARK},
         "stats": stats,
         "charts": {
-            "steps": _bokeh.json_item(step_time_figure(steps)) if has_steps else None,
-            "share": _bokeh.json_item(input_share_figure(steps)) if has_steps else None,
-            "host": _bokeh.json_item(host_figure(breakdown)) if total_host > 0 else None,
+            "steps": _charts.json_item(step_time_figure(steps)) if has_steps else None,
+            "share": _charts.json_item(input_share_figure(steps)) if has_steps else None,
+            "host": _charts.json_item(host_figure(breakdown)) if total_host > 0 else None,
         },
         "host_breakdown": [{"category": c, "ms": float(breakdown[c]), "color": CATEGORY_COLORS[c],
                             "pct": 100 * float(breakdown[c]) / total_host if total_host else 0.0}
@@ -158,9 +158,7 @@ def report(analysis: InputPipelineAnalysis) -> dict:
 
 
 # ---- charts -----------------------------------------------------------------------------------
-def _step_source(steps: pd.DataFrame) -> Any:
-    from bokeh.models import ColumnDataSource
-
+def _step_source(steps: pd.DataFrame) -> dict:
     data: dict[str, Any] = {
         "x": steps["step"].to_numpy(np.int64),
         "name": [f"{n} {s}" for n, s in zip(steps["name"], steps["step"], strict=True)],
@@ -170,85 +168,76 @@ def _step_source(steps: pd.DataFrame) -> Any:
     }
     for column, _, _ in PARTS:
         data[column] = steps[column].to_numpy(np.float64) / 1000
-    return ColumnDataSource(data)
+    return data
 
 
-def step_time_figure(steps: pd.DataFrame) -> Any:
+def step_time_figure(steps: pd.DataFrame) -> _charts.Figure:
     """Stacked bars: each step's time split into compute, waiting for input, host-to-device,
     device-to-device and collectives, and other."""
-    from bokeh.models import HoverTool
-    from bokeh.plotting import figure
-
-    source = _step_source(steps)
-    fig = figure(title="Step time", height=300, sizing_mode="stretch_width",
-                 x_axis_label="step", y_axis_label="ms", toolbar_location="above",
-                 tools="xpan,xwheel_zoom,box_zoom,reset,save")
+    source = _charts.source(_step_source(steps))
+    fig = _charts.Figure(title="Step time", height=300, x_label="step", y_label="ms",
+                         tools="xpan,xwheel_zoom,box_zoom,reset,save",
+                         y_range=_charts.model("DataRange1d", start=0))
     columns = [c for c, _, _ in PARTS]
-    bars = fig.vbar_stack(columns, x="x", width=0.8, source=source,
-                          color=[color for _, _, color in PARTS],
-                          legend_label=[label for _, label, _ in PARTS], line_color=None)
-    fig.add_tools(HoverTool(renderers=bars, tooltips=[
+    bars = [fig.glyph("VBar", source, name=column, x=_charts.field("x"), width=0.8,
+                      bottom=_charts.stack(*columns[:k]), top=_charts.stack(*columns[:k + 1]),
+                      fill_color=color, hatch_color=color, line_color=None, legend_label=label)
+            for k, (column, label, color) in enumerate(PARTS)]
+    fig.add_tool(_charts.hover(bars, [
         ("step", "@name"), ("step time", "@total{0.000} ms"), ("compute", "@compute_us{0.000} ms"),
         ("waiting for input", "@input_us{0.000} ms"),
         ("host to device", "@host_to_device_us{0.000} ms"),
         ("device to device", "@device_to_device_us{0.000} ms"),
         ("other", "@other_us{0.000} ms"), ("input share", "@share{0.0}%"),
         ("device", "@device")]))
-    fig.y_range.start = 0
-    fig.xgrid.grid_line_color = None
-    legend = fig.legend[0]
-    legend.orientation = "horizontal"
-    legend.label_text_font_size = "10px"
-    legend.click_policy = "hide"
-    legend.border_line_color = None
-    fig.add_layout(legend, "above")
+    fig.x_grid["attributes"]["grid_line_color"] = None
+    fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
+                           click_policy="hide", border_line_color=None)
+    fig.place_legend_above()
     return fig
 
 
-def input_share_figure(steps: pd.DataFrame) -> Any:
+def input_share_figure(steps: pd.DataFrame) -> _charts.Figure:
     """Each step's share waiting for input, against XProf's 5% and 20% thresholds."""
-    from bokeh.models import HoverTool, Label, Span
-    from bokeh.plotting import figure
-
-    source = _step_source(steps)
-    top = max(25.0, float(np.nanmax(source.data["share"], initial=0)) * 1.1)
-    fig = figure(title="Share of each step waiting for input", height=220,
-                 sizing_mode="stretch_width", x_axis_label="step", y_axis_label="%",
-                 y_range=(0, min(top, 105)), toolbar_location="above",
-                 tools="xpan,xwheel_zoom,box_zoom,reset,save")
-    bars = fig.vbar(x="x", top="share", width=0.8, source=source, color="#e15759",
-                    line_color=None)
+    data = _step_source(steps)
+    top = max(25.0, float(np.nanmax(data["share"], initial=0)) * 1.1)
+    fig = _charts.Figure(title="Share of each step waiting for input", height=220,
+                         x_label="step", y_label="%",
+                         y_range=_charts.model("Range1d", start=0, end=min(top, 105)),
+                         tools="xpan,xwheel_zoom,box_zoom,reset,save")
+    bars = fig.glyph("VBar", _charts.source(data), x=_charts.field("x"),
+                     top=_charts.field("share"), width=0.8, fill_color="#e15759",
+                     hatch_color="#e15759", line_color=None)
     for pct, label in ((MODERATELY_PCT, "moderately"), (HIGHLY_PCT, "highly")):
-        fig.add_layout(Span(location=pct, dimension="width", line_dash="dashed",
-                            line_color="#666", line_width=1))
-        fig.add_layout(Label(x=0, y=pct, x_units="screen", text=f" {label} input-bound {pct:g}%",
-                             text_font_size="9px", text_color="#555", text_baseline="bottom",
-                             background_fill_color="white", background_fill_alpha=0.7))
-    fig.add_tools(HoverTool(renderers=[bars], tooltips=[
+        fig.add_layout(_charts.model("Span", location=pct, dimension="width",
+                                     line_dash="dashed", line_color="#666", line_width=1))
+        fig.add_layout(_charts.model(
+            "Label", x=0, y=pct, x_units="screen", text=f" {label} input-bound {pct:g}%",
+            text_font_size="9px", text_color="#555", text_baseline="bottom",
+            background_fill_color="white", background_fill_alpha=0.7))
+    fig.add_tool(_charts.hover([bars], [
         ("step", "@name"), ("waiting for input", "@share{0.0}%"),
         ("step time", "@total{0.000} ms")]))
-    fig.xgrid.grid_line_color = None
+    fig.x_grid["attributes"]["grid_line_color"] = None
     return fig
 
 
-def host_figure(breakdown: pd.Series) -> Any:
+def host_figure(breakdown: pd.Series) -> _charts.Figure:
     """Horizontal bars: host input-op self time per category."""
-    from bokeh.models import ColumnDataSource, HoverTool
-    from bokeh.plotting import figure
-
     categories = list(HOST_CATEGORIES)
     total = float(breakdown.sum())
-    source = ColumnDataSource({
+    source = _charts.source({
         "category": categories, "ms": [float(breakdown[c]) for c in categories],
         "pct": [100 * float(breakdown[c]) / total for c in categories],
         "color": [CATEGORY_COLORS[c] for c in categories]})
-    fig = figure(title="Host input time by category (self time)", height=200,
-                 sizing_mode="stretch_width", y_range=list(reversed(categories)),
-                 x_axis_label="ms", toolbar_location=None, tools="")
-    bars = fig.hbar(y="category", right="ms", height=0.7, color="color", source=source,
-                    line_color=None)
-    fig.add_tools(HoverTool(renderers=[bars], tooltips=[
+    fig = _charts.Figure(title="Host input time by category (self time)", height=200,
+                         x_label="ms", toolbar_location=None,
+                         y_factors=list(reversed(categories)),
+                         x_range=_charts.model("DataRange1d", start=0))
+    bars = fig.glyph("HBar", source, y=_charts.field("category"), right=_charts.field("ms"),
+                     height=0.7, fill_color=_charts.field("color"),
+                     hatch_color=_charts.field("color"), line_color=None)
+    fig.add_tool(_charts.hover([bars], [
         ("category", "@category"), ("self time", "@ms{0.000} ms (@pct{0.0}%)")]))
-    fig.x_range.start = 0
-    fig.ygrid.grid_line_color = None
+    fig.y_grid["attributes"]["grid_line_color"] = None
     return fig

@@ -30,7 +30,7 @@ from ..profile.hlo import HloModule
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ..profile.schema import MEMORY_SPACES
-from . import _bokeh
+from . import _charts
 from ._base import RequestWidget, handler, jsonable
 
 MAX_BUCKETS = 2000
@@ -389,78 +389,72 @@ def chart_templates() -> dict:
     each module (named models: curve, lifetime, lifetime_span, peak, peak_label, y_axis,
     curve_hover; bars, bars_y_axis).
     Built once per process: a switch sends data only."""
-    items = {"curve": _bokeh.json_item(curve_figure())}
+    items = {"curve": _charts.json_item(curve_figure())}
     for key, (title, x_label) in BAR_CHARTS.items():
-        items[key] = _bokeh.json_item(bars_figure(title, x_label))
+        items[key] = _charts.json_item(bars_figure(title, x_label))
     return items
 
 
-def curve_figure() -> Any:
+def curve_figure() -> _charts.Figure:
     """Memory allocation size vs program order: padded and unpadded, the peak marked, and a
     hovered buffer's lifetime as a bar from its allocation to its free, in its type's colour."""
-    from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, Span
-    from bokeh.plotting import figure
-
-    source = ColumnDataSource({"x": [], "padded": [], "unpadded": [], "instruction": []},
-                              name="curve")
-    lifetime = ColumnDataSource({"left": [], "right": [], "top": [], "color": []},
-                                name="lifetime")
-    fig = figure(title="Memory allocation size vs program order", height=300,
-                 sizing_mode="stretch_width", toolbar_location="above",
-                 x_axis_label="program order (heap-simulator step)",
-                 tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None)
-    fig.yaxis.name = "y_axis"
+    model, field = _charts.model, _charts.field
+    source = _charts.source({"x": [], "padded": [], "unpadded": [], "instruction": []},
+                            name="curve")
+    lifetime = _charts.source({"left": [], "right": [], "top": [], "color": []},
+                              name="lifetime")
+    fig = _charts.Figure(title="Memory allocation size vs program order", height=300,
+                         x_label="program order (heap-simulator step)",
+                         tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None,
+                         y_range=model("DataRange1d", start=0))
+    fig.y_axis["attributes"]["name"] = "y_axis"
     # the lifetime's span over the whole height too: a small buffer's bar may be a sliver
-    fig.add_layout(BoxAnnotation(left=0, right=0, fill_alpha=0.08, line_alpha=0.5,
-                                 line_dash="dotted", visible=False, name="lifetime_span"))
-    fig.quad(left="left", right="right", bottom=0, top="top", source=lifetime,
-             fill_color="color", fill_alpha=0.3, line_color="color")
+    fig.add_layout(model("BoxAnnotation", left=0, right=0, fill_alpha=0.08, line_alpha=0.5,
+                         line_dash="dotted", visible=False, name="lifetime_span"))
+    fig.glyph("Quad", lifetime, left=field("left"), right=field("right"), bottom=0,
+              top=field("top"), fill_color=field("color"), hatch_color=field("color"),
+              fill_alpha=0.3, line_color=field("color"))
     # the unpadded curve is wide and light beneath the padded one: where they agree, both show
-    fig.line("x", "unpadded", source=source, color=UNPADDED_COLOR, line_width=5, line_alpha=0.8,
-             legend_label="without padding")
-    padded = fig.line("x", "padded", source=source, color=CURVE_COLOR, line_width=1.5,
-                      legend_label="with padding")
-    fig.add_layout(Span(location=0, dimension="height", line_color=PEAK_COLOR, line_width=1.5,
-                        line_dash="dotted", name="peak"))
+    fig.glyph("Line", source, x=field("x"), y=field("unpadded"), line_color=UNPADDED_COLOR,
+              line_width=5, line_alpha=0.8, legend_label="without padding")
+    padded = fig.glyph("Line", source, x=field("x"), y=field("padded"), line_color=CURVE_COLOR,
+                       line_width=1.5, legend_label="with padding")
+    fig.add_layout(model("Span", location=0, dimension="height", line_color=PEAK_COLOR,
+                         line_width=1.5, line_dash="dotted", name="peak"))
     # at the foot of the peak line: the curve is at its highest there, so the foot is free
-    fig.add_layout(Label(x=0, y=0, text="", name="peak_label", text_font_size="11px",
+    fig.add_layout(model("Label", x=0, y=0, text="", name="peak_label", text_font_size="11px",
                          text_color=PEAK_COLOR, x_offset=4, y_offset=4,
                          background_fill_color="white", background_fill_alpha=0.8))
-    fig.add_tools(HoverTool(renderers=[padded], mode="vline", line_policy="nearest",
-                            name="curve_hover",
-                            tooltips=[("step", "@x{0}"), ("instruction", "@instruction"),
-                                      ("allocated", "@padded{0.000}"),
-                                      ("without padding", "@unpadded{0.000}")]))
-    fig.y_range.start = 0
-    legend = fig.legend[0]
-    legend.orientation = "horizontal"
-    legend.label_text_font_size = "10px"
-    legend.border_line_color = None
-    legend.padding = legend.margin = 2
-    fig.add_layout(legend, "above")
+    fig.add_tool(_charts.hover([padded], [
+        ("step", "@x{0}"), ("instruction", "@instruction"), ("allocated", "@padded{0.000}"),
+        ("without padding", "@unpadded{0.000}")], mode="vline", line_policy="nearest",
+        name="curve_hover"))
+    fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
+                           border_line_color=None, padding=2, margin=2)
+    fig.place_legend_above()
     return fig
 
 
-def bars_figure(title: str, x_label: str) -> Any:
+def bars_figure(title: str, x_label: str) -> _charts.Figure:
     """Buffers as bars of their size, the padding part hatched (the padding chart gets only
     that part); hover and tap are read by the view (card and lifetime), so no tooltips."""
-    from bokeh.models import ColumnDataSource, HoverTool
-    from bokeh.plotting import figure
-
-    source = ColumnDataSource({"x": [], "size": [], "unpadded": [], "color": [], "row": []},
-                              name="bars")
-    fig = figure(title=title, height=170, sizing_mode="stretch_width", toolbar_location=None,
-                 tools="tap", x_axis_label=x_label)
-    fig.yaxis.name = "bars_y_axis"
-    solid = fig.vbar(x="x", top="unpadded", width=0.8, source=source, fill_color="color",
-                     line_color=None, nonselection_fill_alpha=0.35, hover_fill_color="color",
-                     hover_line_color="#000")
-    padding = fig.vbar(x="x", bottom="unpadded", top="size", width=0.8, source=source,
-                       fill_color="color", fill_alpha=0.35, hatch_pattern="/",
-                       hatch_color="color", hatch_alpha=0.9, line_color=None,
-                       nonselection_fill_alpha=0.15, nonselection_hatch_alpha=0.3,
-                       hover_fill_color="color", hover_fill_alpha=0.35, hover_line_color="#000")
-    fig.add_tools(HoverTool(renderers=[solid, padding], tooltips=None, mode="vline"))
-    fig.y_range.start = 0
-    fig.xgrid.grid_line_color = None
+    field = _charts.field
+    source = _charts.source({"x": [], "size": [], "unpadded": [], "color": [], "row": []},
+                            name="bars")
+    fig = _charts.Figure(title=title, height=170, toolbar_location=None, tools="tap",
+                         x_label=x_label, y_range=_charts.model("DataRange1d", start=0))
+    fig.y_axis["attributes"]["name"] = "bars_y_axis"
+    solid = fig.glyph("VBar", source, x=field("x"), top=field("unpadded"), width=0.8,
+                      fill_color=field("color"), hatch_color=field("color"), line_color=None,
+                      nonselection={"fill_alpha": 0.35},
+                      hover={"fill_color": field("color"), "line_color": "#000"})
+    padding = fig.glyph("VBar", source, x=field("x"), bottom=field("unpadded"),
+                        top=field("size"), width=0.8, fill_color=field("color"),
+                        fill_alpha=0.35, hatch_pattern="/", hatch_color=field("color"),
+                        hatch_alpha=0.9, line_color=None,
+                        nonselection={"fill_alpha": 0.15, "hatch_alpha": 0.3},
+                        hover={"fill_color": field("color"), "fill_alpha": 0.35,
+                               "line_color": "#000"})
+    fig.add_tool(_charts.hover([solid, padding], None, mode="vline"))
+    fig.x_grid["attributes"]["grid_line_color"] = None
     return fig

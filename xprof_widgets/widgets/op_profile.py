@@ -22,7 +22,7 @@ from ..analysis.op_profile import GROUPINGS, SORTS, OpProfileAnalysis, analyze_o
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
-from . import _bokeh
+from . import _charts
 from ._base import RequestWidget, handler, jsonable
 
 MIN_OPS, MAX_OPS = 10, 100
@@ -152,7 +152,7 @@ class OpProfile(RequestWidget):
 
     @handler("roofline")
     def _roofline(self) -> dict:
-        return {"item": _bokeh.json_item(roofline_figure(self._analysis()))}
+        return {"item": _charts.json_item(roofline_figure(self._analysis()))}
 
     def __repr__(self) -> str:
         if self.analysis is None:
@@ -181,13 +181,10 @@ def _records(frame: pd.DataFrame, columns: list[str]) -> dict[str, list]:
 
 
 # ---- the roofline -----------------------------------------------------------------------------
-def roofline_figure(analysis: OpProfileAnalysis) -> Any:
+def roofline_figure(analysis: OpProfileAnalysis) -> _charts.Figure:
     """Bokeh figure: each op at (FLOPs per HBM byte, achieved FLOP/s), sized by its time, under
     the device's roofline (min(peak FLOP/s, intensity x peak bandwidth)) when peaks are known."""
-    from bokeh.models import ColumnDataSource, HoverTool, Label, Span
-    from bokeh.palettes import Category10_10
-    from bokeh.plotting import figure
-
+    field = _charts.field
     ops = analysis.ops
     placed = ops[(ops["flops"] > 0) & (ops["hbm_bytes"] > 0) & (ops["time_ps"] > 0)]
     placed = placed.sort_values("time_ps", ascending=False).head(ROOFLINE_OPS)
@@ -195,14 +192,13 @@ def roofline_figure(analysis: OpProfileAnalysis) -> Any:
     title = f"Roofline: {device.name}"
     if not device.has_peaks:
         title += " (no peak known: ops only, no roof)"
-    fig = figure(title=title, x_axis_type="log", y_axis_type="log", height=360,
-                 sizing_mode="stretch_width", x_axis_label="arithmetic intensity (FLOP / byte)",
-                 y_axis_label="achieved FLOP/s", tools="pan,wheel_zoom,box_zoom,reset,save",
-                 toolbar_location="above")
+    fig = _charts.Figure(title=title, x_type="log", y_type="log", height=360,
+                         x_label="arithmetic intensity (FLOP / byte)",
+                         y_label="achieved FLOP/s", tools="pan,wheel_zoom,box_zoom,reset,save")
     categories = list(dict.fromkeys(placed["category"]))
-    colors = {c: Category10_10[k % 10] for k, c in enumerate(categories)}
+    colors = {c: _charts.CATEGORY10[k % 10] for k, c in enumerate(categories)}
     share = placed["time_ps"] / max(float(ops["time_ps"].sum()), 1.0)
-    source = ColumnDataSource({
+    source = _charts.source({
         "x": placed["arithmetic_intensity"].to_numpy(np.float64),
         "y": placed["flop_rate"].to_numpy(np.float64),
         "size": (6 + 40 * np.sqrt(share.to_numpy(np.float64))),
@@ -213,9 +209,11 @@ def roofline_figure(analysis: OpProfileAnalysis) -> Any:
         "share": [f"{s:.1%}" for s in share],
         "bound": placed["bound_by"].astype(str).tolist(),
     })
-    points = fig.scatter("x", "y", size="size", color="color", alpha=0.7, line_color="#333",
-                         line_width=0.5, source=source, legend_field="category")
-    fig.add_tools(HoverTool(renderers=[points], tooltips=[
+    points = fig.glyph("Scatter", source, x=field("x"), y=field("y"), size=field("size"),
+                       fill_color=field("color"), hatch_color=field("color"), fill_alpha=0.7,
+                       hatch_alpha=0.7, line_alpha=0.7, line_color="#333", line_width=0.5,
+                       legend_field="category")
+    fig.add_tool(_charts.hover([points], [
         ("op", "@name"), ("category", "@category"), ("time", "@time (@share)"),
         ("intensity", "@x{0.00} FLOP/B"), ("rate", "@y{0.00 a}FLOP/s"), ("bound by", "@bound")]))
     if device.has_peaks:
@@ -223,15 +221,17 @@ def roofline_figure(analysis: OpProfileAnalysis) -> Any:
         lo = min(float(xs.min()) / 4 if len(xs) else 0.01, device.ridge_point / 100)
         hi = max(float(xs.max()) * 4 if len(xs) else 100.0, device.ridge_point * 100)
         grid = np.geomspace(lo, hi, 200)
-        fig.line(grid, np.minimum(device.peak_flops, grid * device.peak_bandwidth),
-                 line_width=2, color="#444", legend_label="roofline")
-        fig.add_layout(Span(location=device.ridge_point, dimension="height",
-                            line_dash="dashed", line_color="#888"))
-        fig.add_layout(Label(x=device.ridge_point, y=device.peak_flops, text=" ridge point",
-                             text_font_size="10px", text_color="#666"))
-    fig.legend.location = "bottom_right"
-    fig.legend.click_policy = "hide"
-    fig.legend.label_text_font_size = "10px"
+        roof = _charts.source({"x": grid,
+                               "y": np.minimum(device.peak_flops, grid * device.peak_bandwidth)})
+        fig.glyph("Line", roof, x=field("x"), y=field("y"), line_width=2, line_color="#444",
+                  legend_label="roofline")
+        fig.add_layout(_charts.model("Span", location=device.ridge_point, dimension="height",
+                                     line_dash="dashed", line_color="#888"))
+        fig.add_layout(_charts.model("Label", x=device.ridge_point, y=device.peak_flops,
+                                     text=" ridge point", text_font_size="10px",
+                                     text_color="#666"))
+    fig.legend_of().update(location="bottom_right", click_policy="hide",
+                           label_text_font_size="10px")
     return fig
 
 
