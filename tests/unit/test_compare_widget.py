@@ -115,3 +115,17 @@ def test_xprof_diff_without_two_profiles_prints_the_usage(shell, monkeypatch, ca
     shell.run_line_magic("xprof", f"diff {SLOW} /no/such/place")
     assert "/no/such/place" in capsys.readouterr().out
     assert not shown
+
+
+def test_the_step_chart_is_a_valid_bokeh_document(cmp):
+    import bokeh.models  # registers every model class
+    import bokeh.plotting  # noqa: F401  (and Figure)
+    from bokeh.model import Model
+    from test_charts import _models
+
+    report, _ = ask(cmp.view, "report")
+    known = Model.model_class_reverse_map
+    models = _models(report["steps"]["chart"]["doc"], [])
+    assert {"VBar", "HoverTool", "Legend"} <= {m["name"] for m in models}
+    for m in models:
+        assert not set(m["attributes"]) - set(known[m["name"]].properties()), m["name"]

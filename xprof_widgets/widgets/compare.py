@@ -28,7 +28,7 @@ from ..analysis.compare import FLOOR_US, GROUPINGS, THRESHOLD, Comparison
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
-from . import _bokeh
+from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import columnar
 from .trace_viewer import TraceViewer
@@ -98,9 +98,11 @@ class Compare(ipywidgets.VBox):
         self.before.observe(lambda change: self._follow(change, self.after, 1), names="window")
         self.after.observe(lambda change: self._follow(change, self.before, -1), names="window")
         self.view.observe(lambda change: self.align(change["new"]), names="step")
-        self.children = [self.view, self.trace_label,
-                         _labelled("before", before.source, self.before),
-                         _labelled("after", after.source, self.after)]
+        traces = ipywidgets.VBox([self.trace_label,
+                                  _labelled("before", before.source, self.before),
+                                  _labelled("after", after.source, self.after)])
+        traces.add_class("xw-cmp-traces")
+        self.children = [self.view, traces]
         self.align(0)
 
     # ---- the pandas face ----------------------------------------------------------------------
@@ -189,7 +191,7 @@ def _steps(c: Comparison) -> dict:
     steps = c.steps()
     return {"rows": columnar(steps), "breakdown": columnar(c.step_breakdown()),
             "aligned": int(min(steps["step_before"].count(), steps["step_after"].count())),
-            "chart": _bokeh.json_item(step_figure(steps))}
+            "chart": _charts.json_item(step_figure(steps))}
 
 
 def _memory(c: Comparison) -> dict:
@@ -199,37 +201,25 @@ def _memory(c: Comparison) -> dict:
     return out
 
 
-def step_figure(steps: pd.DataFrame) -> Any:
+def step_figure(steps: pd.DataFrame) -> _charts.Figure:
     """Each step's time in both runs, side by side; the hover gives the breakdown."""
-    from bokeh.models import ColumnDataSource, HoverTool
-    from bokeh.plotting import figure
-    from bokeh.transform import dodge
-
-    data: dict[str, Any] = {"x": steps["step"].to_numpy(np.int64)}
-    for side in ("before", "after"):
-        for part in ("duration", "compute", "input"):
-            data[f"{part}_{side}"] = steps[f"{part}_{side}_us"].to_numpy(np.float64) / 1000
-        data[f"step_{side}"] = steps[f"step_{side}"].astype(object).where(
-            steps[f"step_{side}"].notna(), "").astype(str).tolist()
-    source = ColumnDataSource(data)
-    fig = figure(title="Step time, before and after", height=260, sizing_mode="stretch_width",
-                 x_axis_label="step (position in the run)", y_axis_label="ms",
-                 toolbar_location="above", tools="xpan,xwheel_zoom,box_zoom,reset,save")
-    renderers = []
+    x = steps["step"].to_numpy(np.float64)
+    fig = _charts.Figure(title="Step time, before and after", height=260,
+                         x_label="step (position in the run)", y_label="ms",
+                         tools="xpan,xwheel_zoom,box_zoom,reset,save",
+                         y_range=_charts.model("DataRange1d", start=0))
     for side, color, shift in (("before", BEFORE_COLOR, -0.18), ("after", AFTER_COLOR, 0.18)):
-        renderers.append(fig.vbar(x=dodge("x", shift), top=f"duration_{side}", width=0.34,
-                                  source=source, color=color, line_color=None,
-                                  legend_label=side))
-        fig.add_tools(HoverTool(renderers=[renderers[-1]], tooltips=[
-            ("run", side), ("step", f"@step_{side}"),
-            ("step time", f"@duration_{side}{{0.000}} ms"),
-            ("compute", f"@compute_{side}{{0.000}} ms"),
-            ("waiting for input", f"@input_{side}{{0.000}} ms")]))
-    fig.y_range.start = 0
-    fig.xgrid.grid_line_color = None
-    fig.xaxis.ticker = list(range(len(steps))) if len(steps) <= 40 else fig.xaxis.ticker
-    legend = fig.legend[0]
-    legend.orientation = "horizontal"
-    legend.border_line_color = None
-    fig.add_layout(legend, "above")
+        number = steps[f"step_{side}"]
+        data = {"x": x + shift, "step": number.astype(object).where(number.notna(), "").tolist(),
+                **{part: steps[f"{part}_{side}_us"].to_numpy(np.float64) / 1000
+                   for part in ("duration", "compute", "input")}}
+        bars = fig.glyph("VBar", _charts.source(data), x=_charts.field("x"), width=0.34,
+                         top=_charts.field("duration"), fill_color=color, hatch_color=color,
+                         line_color=None, legend_label=side)
+        fig.add_tool(_charts.hover([bars], [
+            ("run", side), ("step", "@step"), ("step time", "@duration{0.000} ms"),
+            ("compute", "@compute{0.000} ms"), ("waiting for input", "@input{0.000} ms")]))
+    fig.x_grid["attributes"]["grid_line_color"] = None
+    fig.legend_of().update(orientation="horizontal", border_line_color=None)
+    fig.place_legend_above()
     return fig

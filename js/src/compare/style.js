@@ -17,7 +17,7 @@ export const CSS = `
 .xw-cmp-run { color: var(--xw-fg2); overflow-wrap: anywhere; }
 .xw-cmp-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px;
   vertical-align: -1px; }
-.xw-cmp-summary { margin: 0; padding: 8px 10px; font-size: 13px; line-height: 19px; max-width: 120ch;
+.xw-cmp-summary { margin: 0; padding: 8px 10px; font-size: 13px; line-height: 19px;
   border-bottom: 1px solid var(--xw-border); }
 .xw-cmp-status { padding: 6px 10px; color: var(--xw-fg2); }
 .xw-cmp-status:empty { display: none; }

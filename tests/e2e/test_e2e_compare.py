@@ -1,0 +1,151 @@
+"""xw.compare in JupyterLab and Notebook 7: the summary, the steps, ops and memory tabs, and the
+two Trace Viewers aligned on a step, moving together."""
+
+from __future__ import annotations
+
+import json
+
+import harness
+import pytest
+
+PAIRS = harness.REPO / "tests" / "data" / "compare"
+READY = ".xw-compare[data-ready='1']"
+TRACES_READY = ("() => document.querySelectorAll(\".xw-trace-viewer[data-ready='1']\").length "
+                "=== 2")
+
+
+def windows(page) -> list[tuple[float, float]]:
+    return [tuple(float(v) for v in w.split(",")) for w in page.evaluate(
+        "() => [...document.querySelectorAll('.xw-trace-viewer')].map((e) => e.dataset.window)")]
+
+
+def open_comparison(app, name: str, before: str, after: str):
+    cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(PAIRS / before)!r}, "
+             f"{str(PAIRS / after)!r})\ncmp")]
+    page = app.open_and_run(app.notebook(f"{name}.ipynb", cells))
+    app.wait_ready(page, READY)
+    page.wait_for_function(TRACES_READY, timeout=60_000)
+    return page, page.locator(".xw-compare")
+
+
+def kernel(page, code: str):
+    return json.loads(harness.run_in_kernel(page, f"import json; print(json.dumps({code}))"))
+
+
+def wait_chart(page) -> None:
+    page.wait_for_function("""() => {
+        const walk = (n) => !!n && (n.tagName === 'CANVAS' || [...(n.shadowRoot?.children ?? []),
+            ...n.children].some(walk));
+        return walk(document.querySelector('.xw-compare [data-chart="steps"]'));
+    }""", timeout=30_000)
+
+
+@pytest.mark.e2e
+def test_a_larger_batch_in_jupyterlab(lab):
+    page, widget = open_comparison(lab, "compare_batch", "batch_small.xplane.pb",
+                                   "batch_large.xplane.pb")
+    summary = widget.locator(".xw-cmp-summary").inner_text()
+    assert summary == kernel(page, "cmp.summary()")
+    assert summary.startswith("Step time ") and "Peak memory of jit_step (HBM)" in summary
+
+    # Steps: the average step by part, a chart of both runs, every step slower.
+    parts = widget.locator(".xw-cmp-breakdown tr[data-part]").all_inner_texts()
+    assert [p.split("\t")[0] for p in parts][:3] == ["step time", "compute", "input wait"]
+    wait_chart(page)
+    steps = widget.locator("[data-panel='steps'] .xw-dt")
+    assert steps.get_attribute("data-rows") == "6"
+    assert set(steps.locator("tbody .xw-cmp-badge").all_inner_texts()) == {"slower"}
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    harness.screenshot(widget, "compare_steps")
+
+    # Ops: largest change first, renumbered fusions matched by fingerprint; facets filter.
+    widget.locator(".xw-cmp-tabs button[data-tab='ops']").click()
+    ops = widget.locator("[data-panel='ops'] .xw-dt")
+    expected = kernel(page, "cmp.ops()['name'].tolist()")
+    names = ops.locator("tbody tr td:nth-child(4)").all_inner_texts()
+    assert names == expected
+    assert "fingerprint" in ops.locator("tbody").inner_text()
+    counts = widget.locator(".xw-cmp-counts").inner_text()
+    assert "slower" in counts and "added" in counts
+    harness.screenshot(widget, "compare_ops")
+    ops.locator("select[data-facet='status']").select_option("slower")
+    slower = kernel(page, "int((cmp.ops()['status'] == 'slower').sum())")
+    page.wait_for_function("(n) => document.querySelector(\"[data-panel='ops'] .xw-dt\")"
+                           ".dataset.rows === String(n)", arg=slower, timeout=5_000)
+    ops.locator("select[data-facet='status']").select_option(label="all")
+    widget.locator(".xw-cmp-by").select_option("category")
+    page.wait_for_function("() => document.querySelector('.xw-compare').dataset.opsBy === "
+                           "'category'", timeout=10_000)
+    categories = kernel(page, "cmp.ops(by='category')['name'].tolist()")
+    assert ops.locator("tbody tr td:nth-child(4)").all_inner_texts() == categories
+
+    # Memory: the step's peak grew, and the buffers that grew are listed first.
+    widget.locator(".xw-cmp-tabs button[data-tab='memory']").click()
+    memory = widget.locator("[data-panel='memory']")
+    assert "grew" in memory.locator(".xw-dt").first.inner_text()
+    assert "Buffers live at the peak of jit_step" in memory.inner_text()
+    first_buffer = memory.locator(".xw-dt").nth(1).locator("tbody tr").first.inner_text()
+    assert "grew" in first_buffer
+    harness.screenshot(widget, "compare_memory")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    # The traces: step 3 of each starts at the same x; panning one moves the other.
+    widget.locator(".xw-cmp-tabs button[data-tab='steps']").click()
+    widget.locator(".xw-cmp-step").select_option("3")
+    offset = kernel(page, "cmp.comparison.step_offset_us(3)")
+    start = kernel(page, "cmp.comparison.step_span_us(3, 'before')[0]")
+    page.wait_for_function("(s) => { const w = [...document.querySelectorAll('.xw-trace-viewer')]"
+                           ".map((e) => Number(e.dataset.window.split(',')[0]));"
+                           " return w[0] < s && s - w[0] < 2000; }", arg=start, timeout=10_000)
+    (b0, b1), (a0, a1) = windows(page)
+    assert a0 - b0 == pytest.approx(offset, abs=1e-3 * (b1 - b0))
+    assert a1 - a0 == pytest.approx(b1 - b0, rel=1e-6)
+    assert kernel(page, "cmp.view.step") == 3
+    viewers = page.locator(".xw-trace-viewer")
+    viewers.first.locator(".xw-tv-stage").focus()
+    page.keyboard.press("w")  # zoom the before timeline
+    page.wait_for_function("(b) => Number(document.querySelectorAll('.xw-trace-viewer')[1]"
+                           ".dataset.window.split(',')[1]) < b - 1", arg=a1, timeout=10_000)
+    page.wait_for_timeout(500)
+    (b0, b1), (a0, a1) = windows(page)
+    assert a0 - b0 == pytest.approx(offset, abs=1e-3 * (b1 - b0))
+    assert a1 - a0 == pytest.approx(b1 - b0, rel=1e-4)
+    page.set_viewport_size({"width": 1280, "height": 1300})
+    traces = page.locator(".xw-cmp-traces")
+    traces.scroll_into_view_if_needed()
+    harness.screenshot(traces, "compare_traces")
+
+
+@pytest.mark.e2e
+def test_a_faster_loader_in_notebook7(notebook7):
+    page, widget = open_comparison(notebook7, "compare_loader", "loader_slow.xplane.pb",
+                                   "loader_fast.xplane.pb")
+    summary = widget.locator(".xw-cmp-summary").inner_text()
+    assert "input wait -2" in summary
+    wait_chart(page)
+    steps = widget.locator("[data-panel='steps'] .xw-dt")
+    assert set(steps.locator("tbody .xw-cmp-badge").all_inner_texts()) == {"faster"}
+    input_row = widget.locator(".xw-cmp-breakdown tr[data-part='input wait']").inner_text()
+    assert "-2" in input_row.split("\t")[3]
+    widget.locator(".xw-cmp-tabs button[data-tab='ops']").click()
+    assert "added" not in widget.locator(".xw-cmp-counts").inner_text()
+    widget.locator(".xw-cmp-tabs button[data-tab='steps']").click()
+    widget.locator(".xw-cmp-step").select_option("2")
+    page.wait_for_function("() => document.querySelector('.xw-cmp-traces')?.innerText"
+                           ".includes('step 2 from its start')", timeout=10_000)
+    assert kernel(page, "cmp.view.step") == 2
+    harness.screenshot(widget, "compare_loader_notebook7")
+
+
+@pytest.mark.e2e
+def test_a_run_without_steps_says_so_in_the_steps_tab(lab):
+    cells = [("import xprof_widgets as xw\n"
+             f"cmp = xw.compare({str(PAIRS / 'loader_fast.xplane.pb')!r}, "
+             f"{str(PAIRS.parent / 'tpu_v6e_inference.xplane.pb')!r})\ncmp")]
+    page = lab.open_and_run(lab.notebook("compare_no_steps.ipynb", cells))
+    lab.wait_ready(page, READY)
+    message = page.locator(".xw-compare [data-panel='steps'] .xw-cmp-message").inner_text()
+    assert "(after) has no steps" in message and "StepTraceAnnotation" in message
+    assert "not aligned" in page.locator(".xw-cmp-traces").inner_text()
+    page.locator(".xw-cmp-tabs button[data-tab='ops']").click()
+    assert "removed" in page.locator(".xw-cmp-counts").inner_text()
