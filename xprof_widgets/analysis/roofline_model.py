@@ -1,0 +1,232 @@
+"""Roofline model: programs and ops against the device's compute and memory ceilings.
+
+XProf's "roofline_model" (xprof/convert/op_stats_to_roofline_model.cc), from the HLO stats' op
+rows (`analysis/hlo_stats.py`):
+
+- program level: one row for the whole profile (step "Total"), one per step and their mean
+  ("Average"); a program's FLOPs and bytes are its innermost ops' (ops that hold others, such
+  as `while` and `call`, are left out of the sums), its time the device's total time;
+- op level: every op of the whole profile (at most 1000, by self time);
+- each of those twice, with and without infeed and outfeed ops (`include_infeed_outfeed`);
+  without them, their time leaves the program's time too;
+- rates and intensities as in the HLO stats; utilization of each ceiling (compute, HBM and, on
+  TPU, CMEM or VMEM reads and writes where the device states their peaks); roofline
+  efficiency = the highest of them; the optimal FLOP rate = the FLOP rate over that efficiency.
+
+Steps come from the TPU cores' `Steps` lines: a step's ops are the ops that start within its
+span on their core, its time is the slowest core's step time on every core (XProf's step time).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import Profile
+from .hlo_stats import MEMORIES, DevicePeaks, op_metrics, rates
+from .steps import find_steps, track_events
+
+PS_PER_US = 1_000_000
+MAX_OPS = 1000
+TOTAL, AVERAGE = "Total", "Average"
+_INNER = ("call", "conditional", "while", "megacore fusion")
+"""Categories of ops that hold other ops: a program's sums leave them out."""
+_TPU_CORE = re.compile(r"^/device:TPU:\d+$")
+COLUMNS = [
+    "step", "rank", "category", "operation", "occurrences", "total_time_us", "avg_time_us",
+    "total_self_time_us", "avg_self_time_us", "total_self_time_pct",
+    "cumulative_total_self_time_pct", "measured_flop_rate_gflops", "model_flop_rate_gflops",
+    "measured_memory_bw_gbps", "hbm_bw_gbps", "cmem_read_bw_gbps", "cmem_write_bw_gbps",
+    "vmem_read_bw_gbps", "vmem_write_bw_gbps", "operational_intensity",
+    "hbm_operational_intensity", "cmem_read_operational_intensity",
+    "cmem_write_operational_intensity", "vmem_read_operational_intensity",
+    "vmem_write_operational_intensity", "bottleneck_operational_intensity", "bound_by",
+    "total_time_per_core_us", "total_time_pct", "optimal_flop_rate_gflops",
+    "roofline_efficiency", "compute_efficiency", "max_mem_bw_utilization",
+    "include_infeed_outfeed", "program_id", "source_info",
+]
+_SUMMED = ["flops", "model_flops", "bytes_accessed", *[f"{r}_bytes" for r in MEMORIES]]
+
+
+def is_infeed_or_outfeed(category: str) -> bool:
+    return "infeed" in category or "outfeed" in category
+
+
+class RooflineModelAnalysis:
+    """Program and op rows of the roofline, and the ceilings they are drawn against."""
+
+    def __init__(self, table: pd.DataFrame, peaks: DevicePeaks, steps: int):
+        self.table = table
+        self.peaks = peaks
+        self.steps = steps
+
+    def ceilings(self) -> pd.DataFrame:
+        """The roofs: compute (FLOP/s) and each memory with a peak (bytes/s), with the ridge
+        point (FLOPs per byte where that memory's roof meets the compute roof)."""
+        peaks = self.peaks
+        rows = [("HBM", peaks.hbm)]
+        if peaks.kind == "TPU":
+            if peaks.has_cmem:
+                rows += [("CMEM Read", peaks.cmem_read), ("CMEM Write", peaks.cmem_write)]
+            elif peaks.has_merged_vmem:
+                rows += [("VMEM Read", peaks.vmem_read), ("VMEM Write", peaks.vmem_write)]
+        frame = pd.DataFrame(rows, columns=["memory", "peak_bw_gbps"])
+        frame = frame[frame["peak_bw_gbps"] > 0].reset_index(drop=True)
+        frame["peak_bw_gbps"] = frame["peak_bw_gbps"] / 1e9
+        frame["peak_flop_rate_gflops"] = peaks.flops / 1e9
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frame["ridge_point"] = frame["peak_flop_rate_gflops"] / frame["peak_bw_gbps"]
+        return frame
+
+
+def analyze_roofline_model(profile: Profile) -> RooflineModelAnalysis:
+    """The roofline model of a TPU or GPU profile (see the module doc)."""
+    return profile.memo(("roofline_model",), lambda: _analyze(profile))
+
+
+def _analyze(profile: Profile) -> RooflineModelAnalysis:
+    ops, analysis, peaks = op_metrics(profile)
+    ops = ops[ops["occurrences"] > 0].reset_index(drop=True)
+    total_ps = float(analysis.total_time_ps)
+    per_step = _step_sums(profile, ops) if peaks.kind == "TPU" else []
+    parts = []
+    for with_feeds in (True, False):
+        parts.append(_program(ops, total_ps, TOTAL, with_feeds, peaks))
+        parts.append(_op_rows(ops, total_ps, with_feeds, peaks))
+        if per_step:
+            step_ops = pd.concat([s for _, s, _ in per_step], ignore_index=True)
+            mean = _program(step_ops, sum(t for _, _, t in per_step), AVERAGE, with_feeds,
+                            peaks, steps=len(per_step))
+            parts.append(mean)
+            parts += [_program(s, t, str(step), with_feeds, peaks) for step, s, t in per_step]
+    table = pd.concat(parts, ignore_index=True)
+    return RooflineModelAnalysis(table[COLUMNS], peaks, len(per_step))
+
+
+def _program(ops: pd.DataFrame, total_ps: float, step: str, with_feeds: bool,
+             peaks: DevicePeaks, steps: int = 1) -> pd.DataFrame:
+    """One program row: the sums of the innermost ops over the device's time."""
+    inner = ops["category"].isin(_INNER).to_numpy(bool)
+    feeds = ops["category"].map(is_infeed_or_outfeed).to_numpy(bool)
+    counted = ops[~inner & (with_feeds | ~feeds)]
+    time_ps = total_ps - (0.0 if with_feeds else float(ops.loc[feeds, "time_ps"].sum()))
+    row = {column: float(counted[column].sum()) for column in _SUMMED}
+    row.update(name="Program", category="Program", program_id="0", occurrences=1,
+               time_ps=time_ps, self_time_ps=0.0, source="",
+               has_breakdown=bool(counted["has_breakdown"].any()), known_cost=True)
+    frame = pd.DataFrame([row])
+    out = _records(frame, peaks, step, with_feeds, time_ps, steps)
+    out["rank"] = 0
+    out["total_self_time_pct"] = 0.0
+    out["cumulative_total_self_time_pct"] = 0.0
+    return out
+
+
+def _op_rows(ops: pd.DataFrame, total_ps: float, with_feeds: bool,
+             peaks: DevicePeaks) -> pd.DataFrame:
+    feeds = ops["category"].map(is_infeed_or_outfeed).to_numpy(bool)
+    time_ps = total_ps - (0.0 if with_feeds else float(ops.loc[feeds, "time_ps"].sum()))
+    rows = ops.sort_values(["self_time_ps", "name"], ascending=[False, True],
+                           kind="stable").head(MAX_OPS)
+    rows = rows[with_feeds | ~rows["category"].map(is_infeed_or_outfeed)].reset_index(drop=True)
+    out = _records(rows, peaks, TOTAL, with_feeds, time_ps, 1)
+    share = rows["self_time_ps"].to_numpy(np.float64) / time_ps * 100 if time_ps else \
+        np.zeros(len(rows))
+    out["rank"] = np.arange(1, len(rows) + 1)
+    out["total_self_time_pct"] = share
+    out["cumulative_total_self_time_pct"] = np.cumsum(share)
+    return out
+
+
+def _records(rows: pd.DataFrame, peaks: DevicePeaks, step: str, with_feeds: bool,
+             total_ps: float, steps: int) -> pd.DataFrame:
+    metrics = rates(rows, peaks)
+    occurrences = rows["occurrences"].to_numpy(np.float64)
+    time_us = rows["time_ps"].to_numpy(np.float64) / PS_PER_US
+    self_us = rows["self_time_ps"].to_numpy(np.float64) / PS_PER_US
+    shown_us = time_us / steps  # the Average row shows one step's time, rates stay the sums'
+    # The roofline's own ceilings: on TPU, CMEM where the device has it, else merged VMEM.
+    counted = ["hbm"]
+    if peaks.kind == "TPU":
+        counted += ["cmem_read", "cmem_write"] if peaks.has_cmem else \
+            ["vmem_read", "vmem_write"] if peaks.has_merged_vmem else []
+    memory = np.max(np.stack([np.nan_to_num(metrics[f"{r}_utilization"]) for r in counted]),
+                    axis=0)
+    compute = metrics["compute_utilization"].to_numpy(np.float64)
+    efficiency = np.fmax(memory, np.nan_to_num(compute))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        optimal = np.where(efficiency > 0, metrics["normalized_flop_rate"] / efficiency, 0.0)
+    total_pct = rows["time_ps"].to_numpy(np.float64) / total_ps * 100 if total_ps else \
+        np.zeros(len(rows))
+    return pd.DataFrame({
+        "step": step, "category": rows["category"].to_numpy(),
+        "operation": rows["name"].to_numpy(), "occurrences": rows["occurrences"].to_numpy(),
+        "total_time_us": shown_us, "avg_time_us": time_us / np.maximum(occurrences, 1),
+        "total_self_time_us": self_us / steps,
+        "avg_self_time_us": self_us / np.maximum(occurrences, 1),
+        "measured_flop_rate_gflops": metrics["normalized_flop_rate"].to_numpy() / 1e9,
+        "model_flop_rate_gflops": metrics["model_flop_rate"].to_numpy() / 1e9,
+        "measured_memory_bw_gbps": metrics["memory_bw"].to_numpy() / 1e9,
+        **{f"{r}_bw_gbps": metrics[f"{r}_bw"].to_numpy() / 1e9 for r in MEMORIES},
+        "operational_intensity": metrics["operational_intensity"].to_numpy(),
+        **{f"{r}_operational_intensity": metrics[f"{r}_intensity"].to_numpy()
+           for r in MEMORIES},
+        "bottleneck_operational_intensity":
+            metrics["bottleneck_operational_intensity"].to_numpy(),
+        "bound_by": metrics["bound_by"].to_numpy(),
+        "total_time_per_core_us": shown_us / max(peaks.cores, 1),
+        "total_time_pct": total_pct, "optimal_flop_rate_gflops": optimal / 1e9,
+        "roofline_efficiency": efficiency, "compute_efficiency": np.nan_to_num(compute),
+        "max_mem_bw_utilization": memory, "include_infeed_outfeed": with_feeds,
+        "program_id": rows["program_id"].to_numpy(), "source_info": rows["source"].to_numpy(),
+    })
+
+
+def _step_sums(profile: Profile, ops: pd.DataFrame) -> list[tuple[int, pd.DataFrame, float]]:
+    """Per step of the TPU `Steps` lines: (step, its ops' sums, its time on every core)."""
+    steps = find_steps(profile)
+    if steps.source != "device Steps line":
+        return []
+    markers = steps.markers
+    markers = markers[markers["section"].map(lambda s: bool(_TPU_CORE.match(s)))]
+    tracks = profile.tracks
+    lines = tracks[(tracks["name"] == "XLA Ops") & tracks["section"].isin(
+        set(markers["section"]))]
+    key_of = {k: i for i, k in enumerate(zip(ops["program_id"], ops["name"], strict=True))}
+    stats = profile.metadata["stats"].to_numpy()
+    op_of_meta: dict[int, int] = {}
+    counts = []
+    for section, line in lines.groupby("section"):
+        events = track_events(profile, line.index.to_numpy())
+        mine = markers[markers["section"] == section].sort_values("start_ps")
+        start = profile.start_ps[events]
+        at = np.searchsorted(mine["start_ps"].to_numpy(), start, side="right") - 1
+        inside = (at >= 0) & (start < mine["end_ps"].to_numpy()[np.maximum(at, 0)])
+        metas = profile.meta[events[inside]]
+        for m in np.unique(metas).tolist():
+            if m not in op_of_meta:
+                pid = str(int(stats[m].get("program_id", 0) or 0) & (2**64 - 1))
+                op_of_meta[m] = key_of.get((pid, str(profile.display_names[m])), -1)
+        op = np.array([op_of_meta[m] for m in metas.tolist()], np.int64)
+        step = mine["step"].to_numpy()[at[inside]]
+        keep = op >= 0
+        counts.append(pd.DataFrame({"step": step[keep], "op": op[keep],
+                                    "ps": profile.duration_ps[events[inside]][keep]}))
+    if not counts:
+        return []
+    tally = pd.concat(counts).groupby(["step", "op"]).agg(
+        n=("ps", "size"), ps=("ps", "sum")).reset_index()
+    per_occurrence = ops[_SUMMED].div(ops["occurrences"].clip(lower=1), axis=0)
+    cores = len(lines["section"].unique())
+    spans = (markers["end_ps"] - markers["start_ps"]).groupby(markers["step"]).max()
+    out = []
+    for step, part in tally.groupby("step", sort=True):
+        rows = ops.iloc[part["op"].to_numpy()].copy()
+        n = part["n"].to_numpy(np.float64)
+        rows[_SUMMED] = per_occurrence.iloc[part["op"].to_numpy()].to_numpy() * n[:, None]
+        rows["occurrences"] = n.astype(np.int64)
+        rows["time_ps"] = rows["self_time_ps"] = part["ps"].to_numpy(np.float64)
+        out.append((int(step), rows, float(spans.loc[step]) * cores))
+    return out
