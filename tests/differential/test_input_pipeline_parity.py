@@ -36,7 +36,8 @@ NOTHING = r"(?!)"
 """An input pattern no name matches: only tf.data waits, infeed and transfers are input."""
 XPROF_DIGITS_MS = 6  # XProf writes milliseconds with 6 decimals
 HALF_LAST_DIGIT_MS = 0.5 * 10**-XPROF_DIGITS_MS
-NO_STEPS_BY_XPROF = {"synthetic_gpu.xplane.pb", "tpu_v6e_inference.xplane.pb"}
+NO_STEPS_BY_XPROF = {"synthetic_gpu.xplane.pb", "synthetic_gpu_allocator.xplane.pb",
+                     "tpu_v6e_inference.xplane.pb"}
 NO_STEPS_AT_ALL = {"tpu_v6e_inference.xplane.pb"}
 JAX_ENQUEUE = ["DevicePut"]
 

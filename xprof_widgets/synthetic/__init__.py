@@ -11,7 +11,8 @@ What a host file holds (each module tells the details):
 - GPU: `/device:GPU:0..3`, one line per stream (`Stream #12(Compute)`, ...), and `/host:CUPTI`
   with a launch per kernel or copy.
 - `/host:CPU`: `python` (`train` steps with `step_num`, `_r`), `tf_data_private_threadpool/1003`
-  (the input pipeline), on TPU `pjrt-tpu-tasks/1005` (`DoEnqueueProgram`).
+  (the input pipeline), on TPU `pjrt-tpu-tasks/1005` (`DoEnqueueProgram`); with `allocator`,
+  each device's allocator events on `python` (`allocator.py`).
 - `/host:metadata`: per program an `Hlo Proto` with buffer assignment; `Task Environment`.
 - Programs: `jit_train_step` every step, `jit_eval_step` every `EVAL_EVERY`-th step. Every
   `INPUT_BOUND_EVERY`-th step (9, 19, ...) waits for input about `INPUT_BOUND_FACTOR` times as
@@ -74,6 +75,7 @@ def generate(
     hosts: int = 1,
     devices: int = DEFAULT_DEVICES,
     html_event: bool = False,
+    allocator: bool = False,
 ) -> SyntheticRun:
     """Writes the profile(s) and reports what each host file holds.
 
@@ -109,6 +111,7 @@ def generate(
             h,
             hostname(kind, seed, h),
             html_event,
+            allocator,
         )
         for h, f in enumerate(files)
     ]
@@ -123,8 +126,10 @@ def write_synthetic(
     hosts: int = 1,
     devices: int = DEFAULT_DEVICES,
     html_event: bool = False,
+    allocator: bool = False,
 ) -> Path:
     """Writes a synthetic profile of about `n_events` events; returns the file, or the run
     folder when `path` is a directory. `html_event` adds one host event named
-    `HTML_EVENT_NAME` (an `<img onerror>` tag) for HTML-safety tests."""
-    return generate(path, n_events, kind, seed, hosts, devices, html_event).path
+    `HTML_EVENT_NAME` (an `<img onerror>` tag) for HTML-safety tests; `allocator` adds each
+    device's allocator events (the memory profile's data)."""
+    return generate(path, n_events, kind, seed, hosts, devices, html_event, allocator).path

@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="add a host event named <img src=x onerror=alert(1)>",
     )
+    parser.add_argument(
+        "--allocator",
+        action="store_true",
+        help="add each device's MemoryAllocation/MemoryDeallocation events",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     run = generate(
@@ -42,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
         args.hosts,
         args.devices,
         args.html_event,
+        args.allocator,
     )
     seconds = time.perf_counter() - t0
     for host in run.hosts:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .allocator import Allocators
 from .timeline import LINE_START_NS, US, Steps, host_flow_id
 from .xspace import Plane, Stat
 
@@ -23,9 +24,11 @@ _EXECUTE = {
 
 class HostThreads:
     def __init__(
-        self, plane: Plane, kind: str, n_devices: int, program_names: list[str], html_event: bool
+        self, plane: Plane, kind: str, n_devices: int, program_names: list[str], html_event: bool,
+        allocator: bool = False,
     ):
         self.plane, self.kind, self.n_devices, self.html_event = plane, kind, n_devices, html_event
+        self.allocators = Allocators(plane, kind, n_devices, program_names[0]) if allocator else None
         self.python = plane.line(1001, "python", LINE_START_NS)
         self.tf_data = plane.line(1003, "tf_data_private_threadpool/1003", LINE_START_NS + 1)
         self.pjrt = (
@@ -50,7 +53,8 @@ class HostThreads:
 
     def event_count(self, steps: int, evals: int) -> int:
         enqueues = self.n_devices * (steps + evals) if self.pjrt else 0
-        return 8 * steps + 3 * evals + enqueues + int(self.html_event)
+        allocations = Allocators.event_count(steps, self.n_devices) if self.allocators else 0
+        return 8 * steps + 3 * evals + enqueues + allocations + int(self.html_event)
 
     def write(self, steps: Steps) -> None:
         evals = steps.eval
@@ -83,17 +87,13 @@ class HostThreads:
             rows.append((self.plane.event_id(HTML_EVENT_NAME), ds[:1] - 4 * US, np.array([2 * US])))
         md, start, dur = _columns(rows)
         is_train = md == m["train"]
-        self.python.add(
-            md,
-            start,
-            dur,
-            [
-                Stat(
-                    self.plane.stat_id("step_num"), _fill(is_train, steps.index), present=is_train
-                ),
-                Stat(self.plane.stat_id("_r"), np.ones(len(md), dtype=np.int64), present=is_train),
-            ],
-        )
+        stats = [
+            Stat(self.plane.stat_id("step_num"), _fill(is_train, steps.index), present=is_train),
+            Stat(self.plane.stat_id("_r"), np.ones(len(md), dtype=np.int64), present=is_train),
+        ]
+        if self.allocators is not None:
+            md, start, dur, stats = self.allocators.merge(steps, md, start, dur, stats)
+        self.python.add(md, start, dur, stats)
         self._write_input(steps)
         if self.pjrt is not None:
             self._write_enqueues(steps, ds, train_disp, eval_start, eval_disp)

@@ -50,6 +50,7 @@ def write_host(
     host: int,
     hostname: str,
     html_event: bool,
+    allocator: bool = False,
 ) -> HostResult:
     programs = programs_for(kind, n_events, devices, seed)
     tmpdir = path.parent
@@ -60,7 +61,7 @@ def write_host(
         device_side = gpu.GpuDevices(devices, programs, tmpdir, first_plane_id=2)
         device_planes = device_side.all_planes
     cpu = Plane(1, "/host:CPU", tmpdir)
-    threads = HostThreads(cpu, kind, devices, [p.name for p in programs], html_event)
+    threads = HostThreads(cpu, kind, devices, [p.name for p in programs], html_event, allocator)
 
     def count(steps: int) -> int:
         evals = steps // EVAL_EVERY

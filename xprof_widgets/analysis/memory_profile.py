@@ -1,0 +1,351 @@
+"""Memory profile (XProf's memory_profile): what the framework's allocators held over time.
+
+Read from the allocator's own bookkeeping events on `/host:CPU` (`MemoryAllocation`,
+`MemoryDeallocation`; TensorFlow's BFC and CPU allocators and the TPU runtime write them), as
+XProf does (xprof/convert/xplane_to_memory_profile.cc):
+
+- each event is a snapshot of its allocator after the activity: stack reserved, heap
+  allocated, free bytes, fragmentation, the allocator's lifetime peak; and what was asked for
+  (requested and allocated bytes, address, framework op, region type, data type, shape);
+- the memory id is the `allocator_name`, else `index_on_host`, else `device_ordinal`;
+- snapshots are sorted by time; a deallocation takes the op, region, data type and shape of
+  the allocation at its address;
+- a snapshot belongs to the step whose period holds it (steps from `steps.find_steps`); one
+  outside every step belongs to the step after it (the step before it + 1 past the last), as
+  XProf numbers its step groups;
+- the window's peak is the largest heap + stack; the breakdown at the peak lists the
+  allocations made in the peak's step, up to the peak, that are still live, identical ones
+  merged with a count, plus the heap not accounted for by them ("unused preallocated device
+  memory") and the stack.
+
+Where we differ, on purpose: among snapshots tied at the peak, XProf takes the step of the
+latest one but the time of the last one in file order (on files with several threads an
+earlier moment, sometimes in another step, so its breakdown can miss every allocation); we
+take the latest one for both. `step` is the step's number as marked (`train 14` is 14), where
+XProf numbers its step groups from 0. Times are microseconds of the profile's timeline (the
+Trace Viewer's), where XProf prints each event's offset from its thread's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import PS_PER_US, Profile
+from .steps import find_steps
+
+HOST_PLANE = "/host:CPU"
+ALLOCATION, DEALLOCATION = "allocation", "deallocation"
+EVENT_NAMES = {"MemoryAllocation": ALLOCATION, "MemoryDeallocation": DEALLOCATION}
+TIMELINE_POINTS = 1000
+"""XProf's timeline keeps at most this many snapshots (the largest heap + stack per window)."""
+UNUSED_PREALLOCATED = "unused preallocated device memory"
+STACK = "stack"
+NO_STEP = -1
+
+SNAPSHOT_COLUMNS = [
+    "time_us", "activity", "stack_reserved_bytes", "heap_allocated_bytes", "free_memory_bytes",
+    "in_use_bytes", "fragmentation", "peak_bytes_in_use", "requested_bytes", "allocation_bytes",
+    "address", "op_name", "step", "region_type", "data_type", "shape", "event",
+]
+"""One row per allocator event, in time order; in_use_bytes = stack + heap."""
+BREAKDOWN_COLUMNS = ["op_name", "allocation_bytes", "requested_bytes", "occurrences",
+                     "region_type", "data_type", "shape"]
+"""XProf's memory breakdown table (sizes in bytes where XProf prints GiB)."""
+SUMMARY_COLUMNS = [
+    "host", "memory_id", "num_allocs", "num_deallocs", "capacity_bytes", "peak_bytes",
+    "peak_heap_bytes", "peak_stack_bytes", "peak_free_bytes", "peak_fragmentation",
+    "peak_time_us", "peak_step", "lifetime_peak_bytes",
+]
+"""One row per host and allocator; peak_* are at the window's peak (heap + stack)."""
+
+_INT_STATS = {
+    "stack_reserved_bytes": "bytes_reserved", "heap_allocated_bytes": "bytes_allocated",
+    "free_memory_bytes": "bytes_available", "peak_bytes_in_use": "peak_bytes_in_use",
+    "requested_bytes": "requested_bytes", "allocation_bytes": "allocation_bytes",
+    "address": "addr",
+}
+_TEXT_STATS = {"op_name": "tf_op", "region_type": "region_type", "shape": "shape"}
+_INHERITED = ("op_name", "region_type", "data_type", "shape")
+_DATA_TYPES = (
+    "INVALID", "float", "double", "int32", "uint8", "int16", "int8", "string", "complex64",
+    "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16", "quint16", "uint16",
+    "complex128", "half", "resource", "variant", "uint32", "uint64", "float8_e5m2",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz", "float8_e5m2fnuz", "int4",
+    "uint4",
+)
+"""TensorFlow's DataType enum names (tensorflow/core/framework/types.proto), as XProf prints
+them; +100 is the reference type (`float_ref`)."""
+_REF_OFFSET = 100
+
+
+def data_type_name(code: int) -> str:
+    """The name XProf prints for a `data_type` stat (TensorFlow's DataType enum)."""
+    if _REF_OFFSET < code < _REF_OFFSET + len(_DATA_TYPES):
+        return f"{_DATA_TYPES[code - _REF_OFFSET]}_ref"
+    if 0 <= code < len(_DATA_TYPES):
+        return _DATA_TYPES[code]
+    return f"unknown dtype enum ({code})"
+
+
+@dataclass(frozen=True)
+class AllocatorMemory:
+    """One allocator (memory id) of one host: its snapshots in time order and the peak."""
+
+    host: str
+    memory_id: str
+    snapshots: pd.DataFrame
+    """SNAPSHOT_COLUMNS, in time order."""
+
+    @cached_property
+    def peak(self) -> int:
+        """Row of the window's peak: the latest snapshot with the largest heap + stack."""
+        in_use = self.snapshots["in_use_bytes"].to_numpy()
+        return int(in_use.shape[0] - 1 - np.argmax(in_use[::-1]))
+
+    def summary(self) -> dict:
+        """The allocator's SUMMARY_COLUMNS as a dict."""
+        s = self.snapshots
+        at = s.iloc[self.peak]
+        activity = s["activity"].to_numpy()
+        return {
+            "host": self.host, "memory_id": self.memory_id,
+            "num_allocs": int((activity == ALLOCATION).sum()),
+            "num_deallocs": int((activity == DEALLOCATION).sum()),
+            "capacity_bytes": int(at["in_use_bytes"] + at["free_memory_bytes"]),
+            "peak_bytes": int(at["in_use_bytes"]),
+            "peak_heap_bytes": int(at["heap_allocated_bytes"]),
+            "peak_stack_bytes": int(at["stack_reserved_bytes"]),
+            "peak_free_bytes": int(at["free_memory_bytes"]),
+            "peak_fragmentation": float(at["fragmentation"]),
+            "peak_time_us": float(at["time_us"]), "peak_step": int(at["step"]),
+            "lifetime_peak_bytes": int(s["peak_bytes_in_use"].max()),
+        }
+
+    def breakdown(self) -> pd.DataFrame:
+        """Allocations live at the peak (BREAKDOWN_COLUMNS), largest first."""
+        at = self.snapshots.iloc[self.peak]
+        return active_allocations(self.snapshots, int(self.peak), int(at["step"]))
+
+    def timeline(self, max_points: int | None = TIMELINE_POINTS) -> pd.DataFrame:
+        """The snapshots, reduced as XProf reduces its timeline when there are more than
+        `max_points` (None: all): in consecutive windows of equal size (some one longer), the
+        snapshot with the largest heap + stack."""
+        return self.snapshots.iloc[timeline_rows(self.snapshots["in_use_bytes"].to_numpy(),
+                                                 max_points)].reset_index(drop=True)
+
+
+def timeline_rows(in_use: np.ndarray, max_points: int | None) -> np.ndarray:
+    """Rows XProf's max box filter keeps: `max_points` windows, the first ones `n //
+    max_points` snapshots wide and the rest one wider; the first largest of each."""
+    n = in_use.shape[0]
+    if max_points is None or n <= max_points:
+        return np.arange(n)
+    width = n // max_points
+    narrow = max_points * (width + 1) - n
+    picks = []
+    wide = max_points - narrow
+    for start, size, count in ((0, width, narrow), (width * narrow, width + 1, wide)):
+        block = in_use[start:start + size * count].reshape(count, size)
+        picks.append(start + np.arange(count) * size + block.argmax(axis=1))
+    return np.concatenate(picks)
+
+
+def active_allocations(snapshots: pd.DataFrame, at: int, step: int) -> pd.DataFrame:
+    """The breakdown at snapshot row `at`, counting the activities of `step` up to `at`'s time
+    (XProf's ProcessActiveAllocations): allocations not freed since, merged when identical;
+    the heap left unexplained by them (less what was freed of earlier steps' allocations) as
+    "unused preallocated device memory", and the stack."""
+    time = snapshots["time_us"].to_numpy()
+    last = int(np.searchsorted(time, time[at], side="right"))
+    window = snapshots.iloc[:last]
+    window = window[window["step"].to_numpy() == step]
+    is_alloc = window["activity"].to_numpy() == ALLOCATION
+    address = window["address"].to_numpy()
+    size = window["allocation_bytes"].to_numpy()
+    live: dict[int, int] = {}  # address -> row of `window`, the last allocation there
+    unmatched_free = 0
+    for row, (alloc, addr) in enumerate(zip(is_alloc.tolist(), address.tolist(), strict=True)):
+        if alloc:
+            live[addr] = row
+        elif live.pop(addr, None) is None:
+            unmatched_free += int(size[row])
+    freed = int(size[~is_alloc].sum())
+    heap = int(snapshots["heap_allocated_bytes"].iat[at])
+    unmapped = heap - int(size[is_alloc].sum()) + freed - unmatched_free
+    rows = window.iloc[sorted(live.values())][BREAKDOWN_COLUMNS[:3] + BREAKDOWN_COLUMNS[4:]]
+    special = []
+    if unmapped > 0:
+        special.append((UNUSED_PREALLOCATED, unmapped, "persist/dynamic"))
+    stack = int(snapshots["stack_reserved_bytes"].iat[at])
+    if stack > 0:
+        special.append((STACK, stack, "stack"))
+    extra = pd.DataFrame({
+        "op_name": [s[0] for s in special], "allocation_bytes": [s[1] for s in special],
+        "requested_bytes": [s[1] for s in special], "region_type": [s[2] for s in special],
+        "data_type": [_DATA_TYPES[0]] * len(special), "shape": ["unknown"] * len(special)})
+    table = pd.concat([rows, extra], ignore_index=True) if len(extra) else \
+        rows.reset_index(drop=True)
+    keys = ["allocation_bytes", "requested_bytes", "op_name", "region_type", "data_type",
+            "shape"]
+    merged = (table.groupby(keys, sort=False).size().rename("occurrences").reset_index())
+    merged = merged.sort_values(keys, ascending=[False, False, True, True, True, True],
+                                kind="stable").reset_index(drop=True)
+    merged["allocation_bytes"] = merged["allocation_bytes"].astype(np.int64)
+    merged["requested_bytes"] = merged["requested_bytes"].astype(np.int64)
+    merged["occurrences"] = merged["occurrences"].astype(np.int64)
+    return merged[BREAKDOWN_COLUMNS]
+
+
+class MemoryProfileAnalysis:
+    """Every allocator of every host (`allocators`, keyed by (host, memory_id), in host order
+    then memory id order as XProf sorts them)."""
+
+    def __init__(self, allocators: dict[tuple[str, str], AllocatorMemory], source: str):
+        self.allocators = allocators
+        self.source = source
+
+    @property
+    def memory_ids(self) -> list[str]:
+        """Memory ids of every host, each once, sorted."""
+        return sorted({key[1] for key in self.allocators})
+
+    def hosts_of(self, memory_id: str) -> list[str]:
+        return [h for h, m in self.allocators if m == memory_id]
+
+    def allocator(self, memory_id: str | None = None, host: str | None = None
+                  ) -> AllocatorMemory:
+        """One allocator; default: the first memory id of the first host that has it."""
+        keys = [k for k in self.allocators if (memory_id is None or k[1] == str(memory_id))
+                and (host is None or k[0] == host)]
+        if not keys:
+            known = ", ".join(f"{m} on {h}" for h, m in self.allocators) or "none"
+            raise KeyError(f"{self.source}: no allocator {memory_id!r}"
+                           f"{f' on host {host!r}' if host else ''}; the profile has: {known}")
+        return self.allocators[keys[0]]
+
+    def summary(self) -> pd.DataFrame:
+        """One row per host and allocator (SUMMARY_COLUMNS)."""
+        rows = [a.summary() for a in self.allocators.values()]
+        return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
+    """The allocators of `profile` (see the module doc); computed once per profile."""
+    return profile.memo(("memory_profile",), lambda: _analyze(profile))
+
+
+def has_memory_profile(profile: Profile) -> bool:
+    """Whether any host plane holds an allocator event (cheap: no stat is read)."""
+    return bool(_allocator_events(profile).shape[0])
+
+
+def _allocator_events(profile: Profile) -> np.ndarray:
+    t = profile.tracks
+    tracks = t.index[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")].to_numpy()
+    if not tracks.shape[0]:
+        return np.empty(0, np.int64)
+    wanted = np.isin(profile.display_names, list(EVENT_NAMES))
+    events = np.concatenate([np.arange(t.at[k, "first_event"], t.at[k, "end_event"])
+                             for k in tracks.tolist()])
+    return events[wanted[profile.meta[events]]]
+
+
+def _analyze(profile: Profile) -> MemoryProfileAnalysis:
+    events = _allocator_events(profile)
+    out: dict[tuple[str, str], AllocatorMemory] = {}
+    if not events.shape[0]:
+        return MemoryProfileAnalysis(out, profile.source)
+    frame = _snapshots(profile, events)
+    hosts = profile.tracks["host"].to_numpy()[profile.track_of(frame["event"].to_numpy())]
+    order = {h: k for k, h in enumerate(profile.hosts)}
+    steps = find_steps(profile).markers
+    for (host, memory_id), snaps in sorted(frame.groupby([hosts, "memory_id"], sort=False),
+                                           key=lambda kv: (order[kv[0][0]], kv[0][1])):
+        snaps = snaps.sort_values(["time_ps", "event"], kind="stable").reset_index(drop=True)
+        snaps["step"] = _steps_of(snaps["time_ps"].to_numpy(), steps[steps["host"] == host])
+        _inherit(snaps)
+        snaps["time_us"] = snaps["time_ps"] / PS_PER_US
+        out[(host, memory_id)] = AllocatorMemory(host, memory_id, snaps[SNAPSHOT_COLUMNS])
+    return MemoryProfileAnalysis(out, profile.source)
+
+
+def _snapshots(profile: Profile, events: np.ndarray) -> pd.DataFrame:
+    """The stats of each allocator event, a column per stat (absent numbers are 0, absent
+    text ""), as XProf reads them."""
+    columns: dict[str, np.ndarray] = {}
+    for column, stat in _INT_STATS.items():
+        present, bits = profile.stat_ints(events, stat)
+        values = bits.astype(np.uint64) if column == "address" else bits.view(np.int64)
+        columns[column] = np.where(present, values, 0)
+    for column, stat in _TEXT_STATS.items():
+        columns[column] = _texts(profile.stat_column(events, stat))
+    fragmentation = profile.stat_column(events, "fragmentation")
+    columns["fragmentation"] = np.array([float(v) if isinstance(v, (int, float)) else 0.0
+                                         for v in fragmentation.tolist()], np.float64)
+    present, codes = profile.stat_ints(events, "data_type")
+    columns["data_type"] = np.array([data_type_name(c) for c in
+                                     np.where(present, codes.view(np.int64), 0).tolist()],
+                                    dtype=object)
+    frame = pd.DataFrame(columns)
+    frame["memory_id"] = _memory_ids(profile, events)
+    frame["activity"] = np.array([EVENT_NAMES[n] for n in
+                                  profile.display_names[profile.meta[events]].tolist()], object)
+    frame["in_use_bytes"] = frame["stack_reserved_bytes"] + frame["heap_allocated_bytes"]
+    frame["time_ps"] = profile.start_ps[events]
+    frame["event"] = events
+    return frame
+
+
+def _texts(values: np.ndarray) -> np.ndarray:
+    return np.array(["" if v is None else str(v) for v in values.tolist()], dtype=object)
+
+
+def _memory_ids(profile: Profile, events: np.ndarray) -> np.ndarray:
+    """`allocator_name`, else `index_on_host`, else `device_ordinal` ("" when none)."""
+    ids = _texts(profile.stat_column(events, "allocator_name"))
+    for stat in ("index_on_host", "device_ordinal"):
+        missing = ids == ""
+        if not missing.any():
+            break
+        present, bits = profile.stat_ints(events[missing], stat)
+        numbers = bits.view(np.int64).tolist()
+        ids[np.flatnonzero(missing)[present]] = [str(v) for v, p in
+                                                 zip(numbers, present.tolist(), strict=True) if p]
+    return ids
+
+
+def _steps_of(time_ps: np.ndarray, markers: pd.DataFrame) -> np.ndarray:
+    """The step of each snapshot: the one whose period holds it, else the next one (the last
+    step's number + 1 after every step); NO_STEP when the host marks no steps."""
+    if not len(markers):
+        return np.full(time_ps.shape[0], NO_STEP, np.int64)
+    spans = markers.groupby("step", sort=True).agg(start=("period_start_ps", "min"),
+                                                   end=("end_ps", "max")).sort_values("start")
+    number = spans.index.to_numpy(np.int64)
+    start, end = spans["start"].to_numpy(), spans["end"].to_numpy()
+    k = np.searchsorted(start, time_ps, side="right") - 1
+    inside = (k >= 0) & (time_ps <= end[np.maximum(k, 0)])
+    following = np.append(number, number[-1] + 1)[k + 1]
+    return np.where(inside, number[np.maximum(k, 0)], following)
+
+
+def _inherit(snaps: pd.DataFrame) -> None:
+    """Deallocations take the op, region, data type and shape of the allocation at their
+    address (the first one not yet matched; a repeated free keeps its own), in place."""
+    is_alloc = (snaps["activity"] == ALLOCATION).to_numpy()
+    address = snaps["address"].to_numpy().tolist()
+    source = np.arange(len(snaps))
+    open_allocs: dict[int, int] = {}
+    for row, (alloc, addr) in enumerate(zip(is_alloc.tolist(), address, strict=True)):
+        if alloc:
+            open_allocs.setdefault(addr, row)
+        elif addr in open_allocs:
+            source[row] = open_allocs.pop(addr)
+    if (source != np.arange(len(snaps))).any():
+        for column in _INHERITED:
+            values = snaps[column].to_numpy()
+            snaps[column] = values[source]
