@@ -172,3 +172,13 @@ def test_renumbered_ops_pair_by_fingerprint_before_name():
                      ("fusion.14", "fusion.12", "fingerprint"),
                      ("copy", "copy", "name"),  # no HLO on either side: by name
                      ("gone", None, ""), (None, "gone", "")}  # other program: not the same op
+
+
+def test_gpu_kernels_compare_by_name_and_op():
+    gpu = xw.open_profile(DATA / "synthetic_gpu.xplane.pb")
+    same = Comparison(gpu, gpu).kernels()
+    assert len(same) > 10 and set(same["status"]) == {"unchanged"}
+    assert (same["time_before_us"] == same["time_after_us"]).all()
+    gone = Comparison(gpu, xw.open_profile(PAIRS / "batch_small.xplane.pb")).kernels()
+    assert set(gone["status"]) == {"removed"} and gone["change_us"].lt(0).all()
+    assert Comparison(*[xw.open_profile(PAIRS / "batch_small.xplane.pb")] * 2).kernels().empty

@@ -23,6 +23,8 @@ disagrees with the tools: steps and their breakdown from `analyze_input_pipeline
 - A change is `unchanged` when it is smaller than `threshold` (default 5%) of the larger of the
   two times, or than `floor_us` (default 1 us): runs on a busy machine differ by a few per cent
   anyway. Otherwise it is `slower` or `faster`.
+- GPU kernels: the kernel stats' rows summed by (kernel name, op), matched on both; launch
+  parameters are left out of the key (a larger batch launches a larger grid of one kernel).
 - Memory: per module name and memory space, the peak of the module of that name that ran (the
   largest, when several of one name ran).
 """
@@ -42,6 +44,7 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.model import Profile
 from .input_pipeline import STEP_PARTS, analyze_input_pipeline
+from .kernel_stats import kernel_stats
 from .memory import MIB, analyze_memory, default_module, memory_spaces
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 from .steps import HOW_TO_MARK
@@ -236,6 +239,27 @@ class Comparison:
                 "fingerprint": "",
             })
         return pd.DataFrame(rows)
+
+    def kernels(self) -> pd.DataFrame:
+        """GPU kernels by (kernel name, op) in both runs: time (us), occurrences, the change and
+        its status, largest change first; empty when neither run has GPU kernels."""
+        sides = []
+        for run in (self.before, self.after):
+            stats = kernel_stats(run.profile)
+            sides.append(stats.groupby(["kernel_name", "op_name"], sort=False).agg(
+                time_us=("total_duration_us", "sum"), occurrences=("occurrences", "sum")))
+        merged = sides[0].merge(sides[1], how="outer", left_index=True, right_index=True,
+                                suffixes=("_before", "_after"), sort=False).reset_index()
+        out = pd.DataFrame({"kernel_name": merged["kernel_name"], "op_name": merged["op_name"],
+                            "time_before_us": merged["time_us_before"].astype(np.float64),
+                            "time_after_us": merged["time_us_after"].astype(np.float64),
+                            "occurrences_before": merged["occurrences_before"].fillna(0),
+                            "occurrences_after": merged["occurrences_after"].fillna(0)})
+        out.insert(4, "change_us", out["time_after_us"].fillna(0)
+                   - out["time_before_us"].fillna(0))
+        out.insert(5, "status", self._status(out["time_before_us"], out["time_after_us"]))
+        order = np.argsort(-out["change_us"].abs().to_numpy(np.float64), kind="stable")
+        return out.iloc[order].reset_index(drop=True)
 
     def _status(self, before: pd.Series, after: pd.Series) -> np.ndarray:
         b, a = before.to_numpy(np.float64), after.to_numpy(np.float64)

@@ -82,7 +82,8 @@ class Compare(ipywidgets.VBox):
     """Two runs compared: the report, then one Trace Viewer per run aligned on a step.
 
     The DataFrames are the analysis's (`analysis.compare.Comparison`): `steps()`,
-    `step_breakdown()`, `ops(by=..., per_step=...)`, `memory()`, `buffers(...)`, `summary()`.
+    `step_breakdown()`, `ops(by=..., per_step=...)`, `kernels()`, `memory()`, `buffers(...)`,
+    `summary()`.
     """
 
     def __init__(self, before: Profile, after: Profile, *, threshold: float = THRESHOLD,
@@ -117,6 +118,9 @@ class Compare(ipywidgets.VBox):
 
     def ops(self, by: str = "op", per_step: bool = False) -> pd.DataFrame:
         return self.comparison.ops(by=by, per_step=per_step)
+
+    def kernels(self) -> pd.DataFrame:
+        return self.comparison.kernels()
 
     def memory(self) -> pd.DataFrame:
         return self.comparison.memory()
