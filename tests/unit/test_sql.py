@@ -182,3 +182,9 @@ def test_bad_sql_names_the_problem(cpu, query, message):
 def test_results_are_dataframes_even_for_statements_without_rows(cpu):
     assert isinstance(cpu.sql("SELECT 1 AS one"), pd.DataFrame)
     assert isinstance(cpu.sql("SET threads = 2"), pd.DataFrame)
+
+
+def test_tpu_program_ids_use_all_64_bits():
+    tpu = xw.open_profile(DATA / "tpu_v6e_inference.xplane.pb")
+    ops = tpu.sql("SELECT program, program_id FROM op ORDER BY program_id DESC LIMIT 1")
+    assert int(ops["program_id"].iat[0]) > 2**63

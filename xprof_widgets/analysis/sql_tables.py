@@ -40,7 +40,7 @@ def op_table(profile: Profile) -> pd.DataFrame:
         ops = analyze_op_profile(profile).to_dataframe()
     except ProfileError:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
-    ops["program_id"] = ops["program_id"].astype(np.int64)
+    ops["program_id"] = ops["program_id"].astype(np.uint64)  # TPU ids use all 64 bits
     return ops
 
 
