@@ -1,6 +1,6 @@
 """The analyses' tables in `Profile.sql`: `step` (input pipeline) and `op` (op profile), and the
-category and program of ops on `slice` where only the op profile knows them (CPU threads and GPU
-kernels name their op in per-event stats; TPU op metadata carries it and needs nothing here).
+category and program of ops on `slice` where only the op profile knows them (XLA ops on CPU
+threads name their op in per-event stats; TPU op metadata carries it and needs nothing here).
 
 Registered through profile/sql.py's hooks when that module imports this one on a first query.
 Times are integer nanoseconds, as every other SQL table's.

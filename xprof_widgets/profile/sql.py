@@ -20,7 +20,7 @@ there (times in integer nanoseconds after the profile start, as `ts` / `dur`):
 No event is copied into DuckDB: `slice` is a view over a pandas frame whose columns are the
 profile's own numpy arrays (start, duration, depth, metadata row). The columns a profile does
 not store per event are derived once per profile, and only when a query first names them (or
-names no columns: `*`): `id` (int32), `track_id` (int16/int32), and `name`, `category`,
+names no columns: `*`): `id` (int32 below 2**31 events), `track_id` (int16/int32), and `name`, `category`,
 `program` and `full_name` as categoricals (per-event codes of int8 to int32 into the distinct
 values, which DuckDB reads as ENUMs, so grouping by name is grouping small integers). At most
 about 16 bytes per event, none before the first query.
@@ -33,8 +33,8 @@ and those select the slices whose stats are decoded. A query that leaves more th
 `ARGS_LIMIT` slices possible is refused with a message saying how to narrow it.
 
 Layering: this module knows only the profile. Tables that need an analysis (`step` from the
-input pipeline, `op` from the op profile) and the op columns of `slice` on CPU and GPU
-profiles, whose events name ops only in per-event stats, come through `register_table` and
+input pipeline, `op` from the op profile) and the op columns of `slice` on CPU profiles, whose
+XLA op events name their op only in per-event stats, come through `register_table` and
 `register_slice_columns`; the modules in `EXTENSIONS` make those calls and are imported on the
 first query, by name, so profile/ never imports analysis/.
 """
@@ -47,6 +47,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -118,7 +119,8 @@ class Session:
         self.columns: dict[str, Any] = {"start_ps": p.start_ps, "duration_ps": p.duration_ps,
                                          "depth": p.depth, "meta": p.meta}
         self._builders: dict[str, Callable[[], Any]] = {
-            "id": lambda: np.arange(p.n_events, dtype=np.int32),
+            "id": lambda: np.arange(p.n_events, dtype=np.int32 if p.n_events < 2**31
+                                    else np.int64),
             "track_id": lambda: _event_tracks(p),
             **{column: (lambda c=column: self._per_event(c)) for column in _PER_META}}
         self._counters = _counter_filter(p, self._counter_tracks)
@@ -157,17 +159,16 @@ class Session:
 
     def _per_event(self, column: str) -> pd.Categorical:
         """A per-metadata column as a categorical over events: distinct values and codes."""
-        values = self._meta_columns()[column]
+        values = self._meta_columns[column]
         codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=True)
         dtype = np.min_scalar_type(-max(len(uniques), 1)) if len(uniques) < 2**31 else np.int64
         per_event = codes.astype(dtype)[self.profile.meta]
         return pd.Categorical.from_codes(per_event, categories=pd.Index(uniques, dtype=object),
                                          validate=False)
 
+    @cached_property
     def _meta_columns(self) -> pd.DataFrame:
         """One row per event metadata: names, and category/program from stats or annotators."""
-        if hasattr(self, "_meta_table"):
-            return self._meta_table
         p = self.profile
         stats = p.metadata["stats"].tolist()
         modules = {int(pid) & (2**64 - 1): name for pid, name in
@@ -184,7 +185,6 @@ class Session:
                 fill = pd.Series(extra[column].to_numpy(object), index=extra["meta"].to_numpy())
                 missing = frame[column].isna().to_numpy()
                 frame.loc[missing, column] = fill.reindex(np.flatnonzero(missing)).to_numpy()
-        self._meta_table = frame
         return frame
 
     def _register_small_tables(self) -> None:
