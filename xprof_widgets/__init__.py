@@ -25,12 +25,16 @@ _LAZY = {
 
 __all__ = [
     "Compare",
+    "FrameworkOpStats",
+    "HloStats",
     "InputPipeline",
+    "KernelStats",
     "MemoryViewer",
     "OpProfile",
     "Profile",
     "ProfileError",
     "Profiler",
+    "RooflineModel",
     "TraceViewer",
     "compare",
     "load_ipython_extension",

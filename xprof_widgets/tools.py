@@ -34,8 +34,24 @@ TOOLS: tuple[Tool, ...] = (
     Tool("op", "Op Profile", ".widgets.op_profile", "OpProfile"),
     Tool("memory", "Memory Viewer", ".widgets.memory_viewer", "MemoryViewer"),
     Tool("input", "Input Pipeline", ".widgets.input_pipeline", "InputPipeline"),
+    Tool("framework_op_stats", "Framework Op Stats", ".widgets.framework_op_stats",
+         "FrameworkOpStats", lambda p: _has("framework_op_stats", p)),
+    Tool("kernel_stats", "Kernel Stats", ".widgets.kernel_stats", "KernelStats",
+         lambda p: _has("kernel_stats", p)),
+    Tool("hlo_stats", "HLO Stats", ".widgets.hlo_stats", "HloStats", lambda p: _has("hlo_stats", p)),
+    Tool("roofline", "Roofline Model", ".widgets.hlo_stats", "RooflineModel",
+         lambda p: _has("roofline_model", p)),
 )
 KEYS = tuple(t.key for t in TOOLS)
+
+
+def _has(analysis: str, profile: Profile) -> bool:
+    """Whether the profile has data for a tool: `<analysis>_available` of its analysis module,
+    imported only when asked."""
+    from importlib import import_module
+
+    module = import_module(f".analysis.{analysis}", __package__)
+    return bool(getattr(module, f"{analysis}_available")(profile))
 
 
 def tool(key: str) -> Tool:

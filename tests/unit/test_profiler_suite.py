@@ -22,7 +22,8 @@ def logdir(make_logdir, tpu_path):
 def test_tabs_share_one_profile_and_are_made_when_shown(logdir):
     suite = xw.Profiler(logdir)
     assert suite.tabs.titles == ("Overview", "Trace Viewer", "Op Profile", "Memory Viewer",
-                                 "Input Pipeline")
+                                 "Input Pipeline", "Framework Op Stats", "HLO Stats",
+                                 "Roofline Model")
     assert set(suite._tools) == {"overview"}
     suite.tabs.selected_index = 1
     assert set(suite._tools) == {"overview", "trace"}

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.schema import MemoryAccessBreakdown
 from .op_profile import OpProfileAnalysis, analyze_op_profile
@@ -253,3 +254,11 @@ def _op_name(expression: str) -> str:
     """The op name in an HLO text, `%name = ...` (XProf reads the table's name from it)."""
     name = expression.split(" = ", 1)[0]
     return name.removeprefix("%")
+
+
+def hlo_stats_available(profile: Profile) -> bool:
+    """Whether the profile has device ops (XLA ops on TPU, GPU or CPU threads)."""
+    try:
+        return len(analyze_op_profile(profile).ops) > 0
+    except ProfileError:
+        return False

@@ -230,3 +230,10 @@ def _step_sums(profile: Profile, ops: pd.DataFrame) -> list[tuple[int, pd.DataFr
         rows["time_ps"] = rows["self_time_ps"] = part["ps"].to_numpy(np.float64)
         out.append((int(step), rows, float(spans.loc[step]) * cores))
     return out
+
+
+def roofline_model_available(profile: Profile) -> bool:
+    """Whether the profile has TPU or GPU ops (XProf draws no roofline for CPU runs)."""
+    from .hlo_stats import hlo_stats_available
+
+    return hlo_stats_available(profile) and op_metrics(profile)[2].kind in ("TPU", "GPU")

@@ -11,6 +11,7 @@
 //     sort: { key: "total_self_time_us", descending: true },
 //     csvName: "framework_op_stats.csv",      // the "Export as CSV" button's file name
 //     onRowClick: (row) => ..., rowKey: (row) => ...,  // optional
+//     onChange: (rows) => ...,                // optional: the rows kept, in order, after each change
 //   });
 //   el.append(h("style", {}, TABLE_CSS), table.el);
 //   table.setRows(newRows);                    // keeps sort, filter and facet choices
@@ -117,6 +118,7 @@ export class DataTable {
     this.csvName = options.csvName ?? "table.csv";
     this.pageSize = options.pageSize ?? DEFAULT_PAGE;
     this.onRowClick = options.onRowClick ?? null;
+    this.onChange = options.onChange ?? null;
     this.rowKey = options.rowKey ?? null;
     this.sortKey = options.sort?.key ?? null;
     this.descending = options.sort?.descending ?? true;
@@ -234,6 +236,7 @@ export class DataTable {
       : `${rows.length.toLocaleString("en")} of ${this.rows.length.toLocaleString("en")} rows`;
     this.el.dataset.rows = String(rows.length);
     this.highlight(this.active);
+    this.onChange?.(rows);
   }
 }
 

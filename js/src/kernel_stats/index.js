@@ -1,0 +1,10 @@
+// The KernelStats widget's front end: summary, a pie of the kernels with the most time and the
+// kernel table; data from xprof_widgets/widgets/kernel_stats.py.
+import { KernelStatsView } from "./view.js";
+
+export default {
+  render({ model, el }) {
+    const view = new KernelStatsView(model, el);
+    return () => view.dispose();
+  },
+};
