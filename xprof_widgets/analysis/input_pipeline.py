@@ -31,6 +31,8 @@ from .._native.intervals import cumulative_unions as _cumulative_unions
 from .._native.intervals import self_times as _self_times
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import PS_PER_US, Profile
+from .hosts import HostPart, host_parts
+from .step_intersection import common_steps
 from .steps import (
     HOW_TO_MARK,
     SOURCES,
@@ -203,11 +205,69 @@ def analyze_input_pipeline(profile: Profile,
 
 
 def _analyze(profile: Profile, input_pattern: str) -> InputPipelineAnalysis:
+    return combine_input_parts(host_parts(profile, input_pipeline_part, input_pattern),
+                               input_pattern)
+
+
+@dataclass(frozen=True)
+class InputPipelinePart:
+    """One host's part (analysis/hosts.py), in that host's frame: its step markers, one row per
+    step and unit (device, or host thread of a CPU-only run) before the units are folded, and
+    its input ops' raw sums (count, total and self time in ps)."""
+
+    steps: Steps
+    unit_steps: pd.DataFrame
+    op_sums: pd.DataFrame
+
+
+def input_pipeline_part(profile: Profile, input_pattern: str) -> InputPipelinePart:
+    """The input pipeline's per-host part of `profile` (one host)."""
     steps = find_steps(profile)
     host = _host_input_events(profile, input_pattern, steps.step_tracks)
-    ops, breakdown = _op_table(profile, host)
-    table = _step_table(profile, steps, host)
-    return InputPipelineAnalysis(table, ops, breakdown, steps, input_pattern)
+    return InputPipelinePart(steps, _unit_steps(profile, steps, host), _op_sums(profile, host))
+
+
+def combine_input_parts(parts: list[HostPart[InputPipelinePart]],
+                        input_pattern: str) -> InputPipelineAnalysis:
+    """The analysis of every host: the steps common to all hosts (as XProf intersects them, see
+    step_intersection.py), each as long as its slowest unit on any host, and the input ops of
+    every host summed."""
+    if len(parts) == 1:
+        part = parts[0].part
+        unit_steps, steps = part.unit_steps, part.steps
+    else:
+        unit_steps = common_steps([_on_whole_timeline(p) for p in parts])
+        steps = _all_markers(parts)
+    sums = pd.concat([p.part.op_sums for p in parts], ignore_index=True)
+    if len(parts) > 1:
+        sums = sums.groupby(["input_op", "category"], sort=False).sum().reset_index()
+    ops, breakdown = _op_table(sums)
+    return InputPipelineAnalysis(_step_table(unit_steps), ops, breakdown, steps, input_pattern)
+
+
+def _on_whole_timeline(part: HostPart[InputPipelinePart]) -> pd.DataFrame:
+    """A host's unit rows on the whole profile's timeline, units named with their host."""
+    rows = part.part.unit_steps.copy()
+    rows["start_ps"] += part.shift_ps
+    rows["device"] = part.host + " " + rows["device"].astype(str)
+    return rows
+
+
+def _all_markers(parts: list[HostPart[InputPipelinePart]]) -> Steps:
+    """Every host's step markers on the whole profile's timeline and tracks."""
+    frames, tracks = [], []
+    for p in parts:
+        m = p.part.steps.markers.copy()
+        for column in ("start_ps", "end_ps", "period_start_ps"):
+            m[column] += p.shift_ps
+        m["track"] = np.where(m["track"] >= 0, m["track"] + p.track_base, m["track"])
+        frames.append(m)
+        tracks.extend(t + p.track_base for t in p.part.steps.step_tracks)
+    sources = [p.part.steps.source for p in parts if p.part.steps.source]
+    markers = pd.concat(frames, ignore_index=True).sort_values(
+        ["step", "host", "section", "start_ps"], kind="stable").reset_index(drop=True)
+    return Steps(markers, sources[0] if sources else "", parts[0].part.steps.looked_for,
+                 tuple(sorted(tracks)))
 
 
 # ---- host side --------------------------------------------------------------------------------
@@ -313,7 +373,8 @@ def _tfdata_category(name: str) -> str:
     return PREPROCESSING
 
 
-def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Series]:
+def _op_sums(profile: Profile, host: _HostEvents) -> pd.DataFrame:
+    """count, total and self time (ps) per input op and category."""
     ops = host.kind != _WAIT
     events = host.events[ops]
     start = profile.start_ps[events]
@@ -322,8 +383,12 @@ def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Ser
     labels = np.array([_op_label(n) for n in _op_names(profile).tolist()], dtype=object)
     frame = pd.DataFrame({"input_op": labels[profile.meta[events]],
                           "category": host.category[ops], "duration": duration, "self": self_ps})
-    table = frame.groupby(["input_op", "category"], sort=False).agg(
+    return frame.groupby(["input_op", "category"], sort=False).agg(
         count=("duration", "size"), total=("duration", "sum"), self_=("self", "sum")).reset_index()
+
+
+def _op_table(sums: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    table = sums.copy()
     all_self = float(table["self_"].sum())
     scale = 100 / all_self if all_self > 0 else 0.0
     table["total_time_ms"] = table["total"] / 1e9
@@ -339,11 +404,18 @@ def _op_table(profile: Profile, host: _HostEvents) -> tuple[pd.DataFrame, pd.Ser
 
 
 # ---- device side: per-step breakdown -------------------------------------------------------
-def _step_table(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFrame:
-    markers = steps.markers
-    if not len(markers):
+def _step_table(unit_steps: pd.DataFrame) -> pd.DataFrame:
+    if not len(unit_steps):
         return pd.DataFrame({c: pd.Series(dtype=_STEP_DTYPES.get(c, np.float64))
                              for c in STEP_COLUMNS})
+    return _fold_units(unit_steps)
+
+
+def _unit_steps(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFrame:
+    """One row per step and unit: start, duration and the time each part claims (ps)."""
+    markers = steps.markers
+    if not len(markers):
+        return pd.DataFrame(columns=_UNIT_COLUMNS)
     units = _units(profile)
     classes = _device_classes(profile)
     rows = []
@@ -366,11 +438,12 @@ def _step_table(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
         block["input_before_step_us"] = _measure(*parts[-1], start, marked) - _measure(
             *parts[-2], start, marked)
         rows.append(block)
-    per_unit = pd.concat(rows, ignore_index=True)
-    return _fold_units(per_unit)
+    return pd.concat(rows, ignore_index=True)
 
 
 _STEP_DTYPES = {"step": np.int64, "name": object, "device": object}
+_UNIT_COLUMNS = ["step", "name", "device", "start_ps", "duration_ps", *STEP_PARTS,
+                 "before_step_us", "input_before_step_us"]
 
 
 def _units(profile: Profile) -> dict[str, str]:

@@ -44,6 +44,7 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.schema import MemoryAccessBreakdown
 from .hlo_cost import HloCosts, shape_padding
+from .hosts import host_parts
 
 PS_PER_US = 1_000_000
 PS_PER_S = 1e12
@@ -97,6 +98,7 @@ class _Collected:
     read: str
     hlo: dict[int, HloCosts] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    parents: list[tuple[int, str]] = field(default_factory=list)  # (program id, name) left out
 
 
 OP_COLUMNS = [
@@ -292,11 +294,56 @@ def analyze_op_profile(profile: Any, peak_tflops: float | None = None,
 
 def _analyze(profile: Any, peak_tflops: float | None,
              peak_gbps: float | None) -> OpProfileAnalysis:
-    collected = _collect_tpu(profile) or _collect_gpu(profile) or _collect_host(profile)
-    if collected is None:
+    parts = [p.part for p in host_parts(profile, op_profile_part) if p.part is not None]
+    if not parts:
         raise ProfileError(_nothing_found(profile))
+    collected = combine_op_parts(parts)
+    collected.hlo = _LazyCosts(profile)
     collected.device = _with_user_peaks(collected.device, peak_tflops, peak_gbps)
     return OpProfileAnalysis(collected, profile.source)
+
+
+def op_profile_part(profile: Any) -> _Collected | None:
+    """One host's part of the op profile: its ops with raw sums (time, occurrences, FLOPs,
+    bytes, cores), its device, total and busy time; None when it ran no XLA op. It carries no
+    HLO (the combined analysis reads the protos it needs on demand)."""
+    collected = _collect_tpu(profile) or _collect_gpu(profile) or _collect_host(profile)
+    if collected is not None:
+        collected.hlo = {}
+    return collected
+
+
+_SUMMED = ("time_ps", "occurrences", "devices", "flops", "model_flops", "bytes_accessed",
+           "hbm_bytes")
+
+
+def combine_op_parts(parts: list[_Collected]) -> _Collected:
+    """The hosts' parts as one: an op is (program id, name) over every host, its sums added (as
+    XProf combines per-host op metrics); an op that holds others on any host is left out;
+    devices, total and busy time add up."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    ops = pd.concat([p.ops for p in parts], ignore_index=True)
+    left_out = {(int(pid), str(name)) for p in parts for pid, name in p.parents}
+    if left_out:
+        keys = zip(ops["program_id"].tolist(), ops["name"].tolist(), strict=True)
+        ops = ops[[(int(pid), str(name)) not in left_out for pid, name in keys]]
+    groups = ops.groupby(["program_id", "name"], sort=False)
+    combined = groups[[c for c in ops.columns if c not in _SUMMED
+                       and c not in ("program_id", "name", "known_cost")]].first()
+    combined = combined.join(groups[list(_SUMMED)].sum(min_count=1))
+    combined["known_cost"] = groups["known_cost"].all()
+    combined = combined.reset_index()[list(first.ops.columns)]
+    combined["occurrences"] = combined["occurrences"].astype(np.int64)
+    combined["devices"] = combined["devices"].astype(np.int64)
+    notes = list(dict.fromkeys(n for p in parts for n in p.notes))
+    device = replace(first.device, count=sum(p.device.count for p in parts))
+    return _Collected(
+        ops=combined, device=device, total_time_ps=sum(p.total_time_ps for p in parts),
+        busy_time_ps=sum(p.busy_time_ps for p in parts),
+        read=f"{len(parts)} hosts, the first: {first.read}", notes=notes,
+        parents=sorted(left_out))
 
 
 def _with_user_peaks(device: Device, peak_tflops: float | None,
@@ -440,7 +487,9 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     if len(parent_ops):
         notes.append(f"{len(parent_ops)} ops contain other ops on the XLA Ops line; they are "
                      "left out of the table and the ops inside them are in it (as XProf does).")
-        ops = ops.drop(index=parent_ops)
+    parent_keys = list(zip(ops["program_id"].iloc[parent_ops], ops["name"].iloc[parent_ops],
+                           strict=True))
+    ops = ops.drop(index=parent_ops)
     ops = ops[ops["occurrences"] > 0]
     if not ops["known_cost"].all():
         notes.append(f"{int((~ops['known_cost']).sum())} custom-call kernels (Pallas, Mosaic) "
@@ -457,7 +506,7 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     read = (f"`XLA Ops` lines of {device.count} TPU core(s): {events:,} op events in "
             f"{len(ops):,} ops")
     return _Collected(ops=ops, device=device, total_time_ps=int(total), busy_time_ps=busy,
-                      read=read, hlo=_LazyCosts(profile), notes=notes)
+                      read=read, hlo=_LazyCosts(profile), notes=notes, parents=parent_keys)
 
 
 def _device_times(profile: Any, first: int, end: int, timed: bool) -> tuple[np.ndarray, ...]:
@@ -555,18 +604,30 @@ def _first_stats(profile: Any, tracks: pd.DataFrame) -> dict:
 
 
 class _LazyCosts(dict):
-    """Program id -> HloCosts, decoding a module's HLO proto the first time it is asked for."""
+    """Program id -> HloCosts, decoding a module's HLO proto the first time it is asked for.
+
+    Ops found by `hlo_op` stats (GPU, CPU) carry their module's own id, which need not be the
+    id the profile files the proto under: an id not filed is looked for among every module's
+    own ids, decoded once."""
 
     def __init__(self, profile: Any):
         super().__init__()
         self._profile = profile
         self._keys = {int(pid) & (2**64 - 1): int(pid) for pid in profile.hlo_modules["program_id"]}
+        self._all_read = False
 
     def get(self, program_id: int, default: Any = None) -> Any:
         if program_id not in self and program_id in self._keys:
-            proto = self._profile.hlo_proto(self._keys[program_id])
-            self[program_id] = HloCosts(proto, where=self._profile.source)
+            self[program_id] = self._read(self._keys[program_id])
+        elif program_id not in self and not self._all_read:
+            self._all_read = True
+            for pid in self._keys.values():
+                costs = self._read(pid)
+                self.setdefault(costs.program_id, costs)
         return super().get(program_id, default)
+
+    def _read(self, pid: int) -> HloCosts:
+        return HloCosts(self._profile.hlo_proto(pid), where=self._profile.source)
 
 
 # ---- GPU and CPU: events named by hlo_op stats, costs from HLO --------------------------------
@@ -672,6 +733,8 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
     ops["occurrences"] = count
     ops["devices"] = threads
     parents = np.unique(codes[order][holds])
+    parent_keys = list(zip(ops["program_id"].iloc[parents], ops["name"].iloc[parents],
+                           strict=True))
     notes = []
     if len(parents):
         notes.append(f"{len(parents)} ops contain other ops; they are left out of the table "
@@ -687,7 +750,7 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
             f"{len(ops):,} ops")
     return _Collected(ops=ops, device=Device(kind, kind, 1, math.nan, math.nan, ""),
                       total_time_ps=total_time_ps, busy_time_ps=busy, read=read,
-                      hlo=resolver.by_program, notes=notes)
+                      hlo=resolver.by_program, notes=notes, parents=parent_keys)
 
 
 def _summed(stat: tuple[np.ndarray, np.ndarray], codes: np.ndarray, n: int) -> np.ndarray:

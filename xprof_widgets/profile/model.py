@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
+from .clock import start_time_ns, wall_offset_ns
 from .trace_data import HostTrace
 
 PS_PER_US = 1_000_000
@@ -50,22 +51,29 @@ class Profile:
 
     # ---- building -------------------------------------------------------------------------
     def _merge_columns(self) -> tuple[np.ndarray, ...]:
-        base_ns = min(h.base_ns for h in self._hosts)
-        for h in self._hosts:
-            if h.base_ns != base_ns:
-                h.start_ps += (h.base_ns - base_ns) * 1000
-                h.base_ns = base_ns
-        starts = [h.start_ps for h in self._hosts if h.n_events]
-        t0 = int(min(s.min() for s in starts)) if starts else 0
-        for h in self._hosts:
-            h.start_ps -= t0
-        self.origin_ns = base_ns + t0 / 1000
         if len(self._hosts) == 1:
             h = self._hosts[0]
+            t0 = int(h.start_ps.min()) if h.n_events else 0
+            h.start_ps -= t0
+            self.origin_ns = h.base_ns + t0 / 1000
+            self.origin_ps = h.base_ns * 1000 + t0
+            self.clock_ps = self.origin_ps + wall_offset_ns(h) * 1000
             return h.start_ps, h.duration_ps, h.meta, h.depth
+        # Hosts are placed on the wall clock when every file states its start (clock.py), else
+        # on their files' own clocks; the hosts' columns stay as decoded for `per_host`.
+        on_wall = all(start_time_ns(h) for h in self._hosts)
+        clocks = [h.base_ns + (wall_offset_ns(h) if on_wall else 0) for h in self._hosts]
+        base_ns = min(clocks)
+        shifts = [(c - base_ns) * 1000 for c in clocks]
+        firsts = [int(h.start_ps.min()) + s for h, s in zip(self._hosts, shifts, strict=True)
+                  if h.n_events]
+        t0 = min(firsts) if firsts else 0
+        self.origin_ns = base_ns + t0 / 1000
+        self.origin_ps = self.clock_ps = base_ns * 1000 + t0
         meta = np.concatenate([h.meta + np.int32(b)
                                for h, b in zip(self._hosts, self._meta_base[:-1], strict=True)])
-        return (np.concatenate([h.start_ps for h in self._hosts]),
+        return (np.concatenate([h.start_ps + np.int64(s - t0)
+                                for h, s in zip(self._hosts, shifts, strict=True)]),
                 np.concatenate([h.duration_ps for h in self._hosts]), meta,
                 np.concatenate([h.depth for h in self._hosts]))
 
@@ -100,6 +108,16 @@ class Profile:
         table["max_depth"] = _range_max(self.depth, first, end).astype(np.int64)
         table.index.name = "track"
         return table[columns]
+
+    def per_host(self) -> list[Profile]:
+        """The hosts as single-host profiles sharing this one's decoded columns (hosts without
+        events left out): an analysis that sums over hosts runs its per-host part on each, as a
+        Dask worker runs it on the host it holds, and combines the parts (analysis/hosts.py)."""
+        if len(self._hosts) == 1:
+            return [self]
+        return self.memo(("per_host",), lambda: [
+            Profile([h], source=h.source, run=self.run, runs=self.runs)
+            for h in self._hosts if h.tracks])
 
     # ---- derived data shared by the tools ----------------------------------------------------
     def memo(self, key: tuple, build: Callable[[], T]) -> T:
