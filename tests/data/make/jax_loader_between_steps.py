@@ -38,9 +38,9 @@ import shutil
 import tempfile
 import time
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "jax_loader_between_steps.xplane.pb")

@@ -149,9 +149,8 @@ def run_hta():
     finally:
         shutil.rmtree(rdv, ignore_errors=True)
     out = os.path.join(out_dir, "rank-0.json.gz")
-    with open(out, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
-            gz.write(data)
+    with open(out, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
+        gz.write(data)
     print(out, os.path.getsize(out), f"({len(data)} bytes unzipped)")
 
 

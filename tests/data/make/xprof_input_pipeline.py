@@ -11,6 +11,7 @@ the number of steps. Writes nothing into the repo.
 """
 import json
 import os as _os
+
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 _os.environ.setdefault("GLOG_minloglevel", "2")
 import os
