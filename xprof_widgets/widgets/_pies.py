@@ -21,10 +21,11 @@ _SIZE = 190  # px: the pie's square frame; the legend sits to its right
 
 
 def pie_item(values: pd.Series, title: str, unit: str = "µs") -> dict | None:
-    """A pie of `values` (index: labels) as a JSON item for embedItem; None when all are 0."""
+    """A pie of `values` (index: labels) as a JSON item for embedItem; None with fewer than two
+    slices (a whole disc says nothing a table row does not)."""
     values = values[values > 0].sort_values(ascending=False, kind="stable")
     total = float(values.sum())
-    if not len(values) or not math.isfinite(total) or total <= 0:
+    if len(values) < 2 or not math.isfinite(total) or total <= 0:
         return None
     shown = values.iloc[:SLICES]
     if len(values) > SLICES:
@@ -63,6 +64,10 @@ def pie_item(values: pd.Series, title: str, unit: str = "µs") -> dict | None:
     return _charts.json_item(fig)
 
 
-def _short(label: str, limit: int = 38) -> str:
-    """A legend label: long framework-op paths keep their end, where the op is."""
-    return label if len(label) <= limit else "…" + label[-(limit - 1):]
+def _short(label: str, limit: int = 40) -> str:
+    """A legend label: a long name keeps its start (the program, the kernel family) and its end
+    (the op, the kernel variant)."""
+    if len(label) <= limit:
+        return label
+    head = limit // 3
+    return label[:head] + "…" + label[-(limit - head - 1):]

@@ -59,7 +59,7 @@ class HloStats(CsvExport, RequestWidget):
             "device": peaks.name, "kind": peaks.kind, "cores": peaks.cores,
             "ops": len(self._frame), "total_time_us": analysis.total_time_ps / 1e6,
             "idle_time_us": analysis.idle_time_ps / 1e6, "source": profile.source,
-            "notes": list(analysis.notes)}), **kwargs)
+            "notes": list(analysis.notes), "on_chip": _on_chip(peaks)}), **kwargs)
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per HLO op, by self time (see docs for the columns)."""
@@ -110,7 +110,7 @@ class RooflineModel(CsvExport, RequestWidget):
             "ceilings": self.analysis.ceilings().to_dict("records"),
             "ops": int(((table["step"] == TOTAL) & (table["category"] != "Program")
                         & table["include_infeed_outfeed"]).sum()),
-            "source": profile.source}), **kwargs)
+            "source": profile.source, "on_chip": _on_chip(peaks)}), **kwargs)
 
     @traitlets.validate("step")
     def _check_step(self, proposal: dict) -> str:
@@ -188,6 +188,13 @@ def roofline_figure(analysis: RooflineModelAnalysis, memory: str,
                       legend_label=f"program, step {row['step']}")
     fig.legend_of().update(location="bottom_right", label_text_font_size="10px")
     return fig
+
+
+def _on_chip(peaks: Any) -> list[str]:
+    """The on-chip memories (`cmem_read`, ...) the device states a peak for: the views show
+    their bandwidth columns, and leave out columns no op could fill."""
+    return [m for m in ("cmem_read", "cmem_write", "vmem_read", "vmem_write")
+            if peaks.kind == "TPU" and peaks.of(m) > 0]
 
 
 def _si(value: float) -> str:

@@ -43,12 +43,14 @@ export class FrameworkOpStatsView extends ToolView {
     const head = h("div", { className: "xw-tool-head" },
       h("div", { className: "xw-tool-title" }, "Framework Op Stats ", h("span", {}, s.source ?? "")),
       tiles([
-        ["Device ops", fmt.count(s.device_ops), "framework ops that ran on the device"],
-        ["Device time", fmt.time(s.device_time_us), "summed over cores / devices"],
-        ["Device idle", share(s.device_idle_us, s.device_time_us)],
-        ["Host ops", fmt.count(s.host_ops), "framework ops that ran on the host"],
-        ["Host time", fmt.time(s.host_time_us), "summed over threads, first op to last"],
-        ["Host idle", share(s.host_idle_us, s.host_time_us)],
+        ...(s.device_kind ? [
+          ["Device ops", fmt.count(s.device_ops), "framework ops that ran on the device"],
+          ["Device time", fmt.time(s.device_time_us), "summed over cores / devices"],
+          ["Device idle", share(s.device_idle_us, s.device_time_us)]] : []),
+        ...(s.host_ops || s.host_time_us ? [
+          ["Host ops", fmt.count(s.host_ops), "framework ops that ran on the host"],
+          ["Host time", fmt.time(s.host_time_us), "summed over threads, first op to last"],
+          ["Host idle", share(s.host_idle_us, s.host_time_us)]] : []),
       ]),
       (s.notes ?? []).length ? h("p", { className: "xw-notes" }, s.notes.join(" ")) : null);
     const controls = h("div", { className: "xw-controls" },

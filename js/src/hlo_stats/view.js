@@ -1,5 +1,5 @@
 // HLO stats: every device HLO op with its time, FLOP rates, bandwidths and bottleneck.
-import { bandwidth, pct, rate, ratio } from "../lib/columns.js";
+import { bandwidth, onChipColumns, pct, rate, ratio } from "../lib/columns.js";
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
@@ -21,8 +21,7 @@ export const COLUMNS = [
   { key: "model_flop_rate_gflops", label: "Model FLOP rate", format: rate },
   { key: "measured_memory_bw_gbps", label: "Memory BW", format: bandwidth, title: "Every byte accessed, per second" },
   { key: "hbm_bw_gbps", label: "HBM BW", format: bandwidth },
-  { key: "vmem_read_bw_gbps", label: "VMEM rd BW", format: bandwidth },
-  { key: "vmem_write_bw_gbps", label: "VMEM wr BW", format: bandwidth },
+  "on chip",
   { key: "operational_intensity", label: "FLOP/byte", format: ratio },
   { key: "bound_by", label: "Bound by", align: "left", facet: true },
   { key: "source_info", label: "Source", align: "left" },
@@ -45,8 +44,9 @@ export class HloStatsView extends ToolView {
         ["Idle", s.total_time_us ? fmt.percent(s.idle_time_us / s.total_time_us) : fmt.DASH],
       ]),
       (s.notes ?? []).length ? h("p", { className: "xw-notes" }, s.notes.join(" ")) : null);
+    const columns = COLUMNS.flatMap((c) => (c === "on chip" ? onChipColumns(s.on_chip) : [c]));
     this.table = new DataTable({
-      columns: COLUMNS, sort: { key: "rank", descending: false }, csvName: "hlo_stats.csv",
+      columns, sort: { key: "rank", descending: false }, csvName: "hlo_stats.csv",
       placeholder: "Filter by op, framework op, category, source",
     });
     return [head, this.chartBox, h("div", { className: "xw-body" }, this.table.el)];

@@ -72,6 +72,7 @@ export class KernelStatsView extends ToolView {
   }
 
   statusText(content) {
-    return `${content.rows.rank?.length ?? 0} kernels. Click a column title to sort; the CSV holds the rows shown.`;
+    const n = content.rows.rank?.length ?? 0;
+    return `${n} kernel${n === 1 ? "" : "s"}. Click a column title to sort; the CSV holds the rows shown.`;
   }
 }

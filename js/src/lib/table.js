@@ -231,9 +231,10 @@ export class DataTable {
     }
     this.more.hidden = rows.length <= this.shown.length;
     this.more.textContent = `Show all ${rows.length.toLocaleString("en")} rows`;
+    const noun = this.rows.length === 1 ? "row" : "rows";
     this.countLabel.textContent = rows.length === this.rows.length
-      ? `${rows.length.toLocaleString("en")} rows`
-      : `${rows.length.toLocaleString("en")} of ${this.rows.length.toLocaleString("en")} rows`;
+      ? `${rows.length.toLocaleString("en")} ${noun}`
+      : `${rows.length.toLocaleString("en")} of ${this.rows.length.toLocaleString("en")} ${noun}`;
     this.el.dataset.rows = String(rows.length);
     this.highlight(this.active);
     this.onChange?.(rows);

@@ -1,6 +1,6 @@
 // The roofline model: programs and ops against the device's compute and memory roofs. The
 // chart's points are the op table's rows as the table keeps them (its filter and facets).
-import { bandwidth, fraction, pct, rate, ratio } from "../lib/columns.js";
+import { bandwidth, fraction, onChipColumns, pct, rate, ratio } from "../lib/columns.js";
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
@@ -12,8 +12,7 @@ const MAX_POINTS = 1000;
 const COMMON = [
   { key: "measured_flop_rate_gflops", label: "FLOP rate", format: rate },
   { key: "hbm_bw_gbps", label: "HBM BW", format: bandwidth },
-  { key: "vmem_read_bw_gbps", label: "VMEM rd BW", format: bandwidth },
-  { key: "vmem_write_bw_gbps", label: "VMEM wr BW", format: bandwidth },
+  "on chip",
   { key: "operational_intensity", label: "FLOP/byte", format: ratio },
   { key: "hbm_operational_intensity", label: "FLOP/HBM byte", format: ratio },
   { key: "bound_by", label: "Bound by", align: "left", facet: true },
@@ -76,14 +75,17 @@ export class RooflineView extends ToolView {
         "The program row drawn as a star")),
       memories.length ? h("label", {}, "Memory", select("memory", memories,
         "The roof and the intensity the chart shows")) : null);
-    this.programs = new DataTable({ columns: PROGRAM_COLUMNS, csvName: "roofline_programs.csv",
+    const withMemories = (list) => list.flatMap((c) => (c === "on chip" ? onChipColumns(s.on_chip) : [c]));
+    this.programs = new DataTable({ columns: withMemories(PROGRAM_COLUMNS), csvName: "roofline_programs.csv",
       placeholder: "Filter steps" });
+    this.programs.el.classList.add("xw-dt-short");
     this.ops = new DataTable({
-      columns: OP_COLUMNS, sort: { key: "rank", descending: false }, csvName: "roofline_ops.csv",
+      columns: withMemories(OP_COLUMNS), sort: { key: "rank", descending: false }, csvName: "roofline_ops.csv",
       placeholder: "Filter by operation, category, source", onChange: (rows) => this.plot(rows),
     });
     this.chartBox.classList.add("xw-chart-wide");
-    return [head, controls, this.chartBox,
+    this.key = h("div", { className: "xw-notes xw-roof-key" });
+    return [head, controls, this.chartBox, this.key,
       h("div", { className: "xw-body" }, h("h4", {}, "Programs"), this.programs.el, h("h4", {}, "Ops"), this.ops.el)];
   }
 
@@ -118,6 +120,9 @@ export class RooflineView extends ToolView {
       time: shown.map((r) => fmt.time(r.total_time_us)),
     };
     this.el.dataset.points = String(shown.length);
+    const bounds = [...new Set(shown.map((r) => r.bound_by))];
+    this.key.replaceChildren(...(bounds.length ? ["Points by bottleneck:"] : []), ...bounds.map((b) => h("span", {},
+      h("span", { className: "xw-swatch", style: { background: this.colors[b] ?? "#7f7f7f" } }), b || "no cost model")));
   }
 
   statusText(content) {
