@@ -216,3 +216,15 @@ def test_events_whose_metadata_is_missing_get_a_placeholder_name(tmp_path):
     path.write_bytes(space.SerializeToString())
     assert xw.open_profile(path).events()["name"].tolist() == ["known", "<metadata 99>",
                                                                "<metadata 99>"]
+
+
+def test_framework_rows_above_the_limit_are_left_out_with_a_warning(tpu_path, monkeypatch):
+    from xprof_widgets.profile import xspace
+
+    monkeypatch.setattr(xspace, "FRAMEWORK_ROWS_LIMIT", 1000)  # the fixture has 6,013 op events
+    profile = xw.open_profile(tpu_path)
+    assert "Framework Ops" not in set(profile.tracks["name"]) and not profile.derived.any()
+    assert any("were not derived" in w and "XPROF_WIDGETS_FRAMEWORK_ROWS=always" in w
+               for w in profile.warnings)
+    monkeypatch.setenv("XPROF_WIDGETS_FRAMEWORK_ROWS", "always")
+    assert "Framework Ops" in set(xw.open_profile(tpu_path).tracks["name"])

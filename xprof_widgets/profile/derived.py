@@ -164,39 +164,44 @@ def framework_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarray,
     change at a name-scope level ends the slices below it. A slice nested in one of the same
     span is shortened by a nanosecond per level, as XProf draws them, so they nest visibly.
     """
-    stats = [rows.stats[r] for r in meta_rows[events].tolist()]
-    tf_ops = np.array([str(s.get("tf_op", "")) for s in stats], dtype=object)
-    sources = np.array([str(s.get("source", "")) for s in stats], dtype=object)
-    eligible = ~is_async & np.array([not s.get("_a") for s in stats], bool)
+    # Everything below is per metadata row (one per op kind), then gathered per event.
+    metas, meta_of_event = np.unique(meta_rows[events], return_inverse=True)
+    stats = [rows.stats[r] for r in metas.tolist()]
+    op_text = [str(st.get("tf_op", "")) for st in stats]
+    source_text = [str(st.get("source", "")) for st in stats]
+    eligible = ~is_async & ~np.array([bool(st.get("_a")) for st in stats], bool)[meta_of_event]
     out: list[DerivedRow] = []
-    with_op = np.flatnonzero(eligible & (tf_ops != ""))
+    op_names, op_of_meta = np.unique(np.array(op_text, dtype=object), return_inverse=True)
+    op_of_event = op_of_meta[meta_of_event]
+    with_op = np.flatnonzero(eligible & (op_names[op_of_event] != ""))
     if with_op.shape[0]:
-        parsed = {full: parse_framework_op(full) for full in set(tf_ops[with_op].tolist())}
-        ops = [parsed[t] for t in tf_ops[with_op].tolist()]
-        depth = max(len(op.scopes) for op in ops)
-        keys = np.full((with_op.shape[0], depth + 1), -1, np.int64)
-        names: dict[str, int] = {}
-        for i, op in enumerate(ops):
+        parsed = [parse_framework_op(name) for name in op_names.tolist()]
+        depth = max(len(op.scopes) for op in parsed)
+        scope_names: dict[str, int] = {}
+        scope_keys = np.full((len(parsed), depth + 1), -1, np.int64)
+        for k, op in enumerate(parsed):
             for level, scope in enumerate(op.scopes):
-                keys[i, level] = names.setdefault(scope, len(names))
-        op_keys = np.array([names.setdefault("\0" + op.full, len(names)) for op in ops])
+                scope_keys[k, level] = scope_names.setdefault(scope, len(scope_names))
+        ops = op_of_event[with_op]
+        keys = scope_keys[ops]
+        module_of = module[with_op]
         scope_rows = _merged_levels(keys[:, :depth], events[with_op], start, duration,
-                                    module[with_op], reset=None)
-        op_rows = _merged_levels(op_keys[:, None], events[with_op], start, duration,
-                                 module[with_op],
-                                 reset=_scope_restarts(keys[:, 0], module[with_op]))
-        labels = {key: name for name, key in names.items()}
+                                    module_of, reset=None)
+        op_rows = _merged_levels(ops[:, None], events[with_op], start, duration, module_of,
+                                 reset=_scope_restarts(keys[:, 0], module_of))
+        labels = {key: name for name, key in scope_names.items()}
         if scope_rows[0].shape[0]:
             out.append(_row(FRAMEWORK_NAME_SCOPE, scope_rows, lambda k: labels[k], rows,
                             section))
-        out.append(_row(FRAMEWORK_OPS, op_rows, lambda k: parsed[labels[k][1:]], rows,
-                        section))
-    with_source = np.flatnonzero(eligible & (sources != ""))
+        out.append(_row(FRAMEWORK_OPS, op_rows, lambda k: parsed[k], rows, section))
+    source_names, source_of_meta = np.unique(np.array(source_text, dtype=object),
+                                             return_inverse=True)
+    source_of_event = source_of_meta[meta_of_event]
+    with_source = np.flatnonzero(eligible & (source_names[source_of_event] != ""))
     if with_source.shape[0]:
-        codes, source_keys = np.unique(sources[with_source], return_inverse=True)
-        merged = _merged_levels(source_keys[:, None], events[with_source], start, duration,
-                                module[with_source], reset=None)
-        out.append(_row(SOURCE_CODE, merged, lambda k: str(codes[k]), rows, section))
+        merged = _merged_levels(source_of_event[with_source][:, None], events[with_source],
+                                start, duration, module[with_source], reset=None)
+        out.append(_row(SOURCE_CODE, merged, lambda k: str(source_names[k]), rows, section))
     return out
 
 
@@ -265,16 +270,15 @@ def _shortened(start: np.ndarray, end: np.ndarray, tail: np.ndarray, parent: np.
 
 
 def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int) -> DerivedRow:
+    """A derived row's slices with a metadata row per distinct key (made once per key)."""
     start, end, key, _ = merged
-    meta_of: dict[int, int] = {}
-    meta = np.empty(key.shape[0], np.int64)
-    for i, k in enumerate(key.tolist()):
-        if k not in meta_of:
-            what = label(k)
-            if isinstance(what, FrameworkOp):
-                meta_of[k] = rows.add(what.full, section)
-                rows.display_names[meta_of[k]] = what.label
-            else:
-                meta_of[k] = rows.add(what, section)
-        meta[i] = meta_of[k]
-    return DerivedRow(name, _DERIVED_LINE_IDS[name], start, end - start, meta)
+    keys, of_slice = np.unique(key, return_inverse=True)
+    meta_of_key = np.empty(keys.shape[0], np.int64)
+    for i, k in enumerate(keys.tolist()):
+        what = label(k)
+        if isinstance(what, FrameworkOp):
+            meta_of_key[i] = rows.add(what.full, section)
+            rows.display_names[meta_of_key[i]] = what.label
+        else:
+            meta_of_key[i] = rows.add(what, section)
+    return DerivedRow(name, _DERIVED_LINE_IDS[name], start, end - start, meta_of_key[of_slice])

@@ -7,6 +7,7 @@ alone. The parsed message tree never holds events, and nothing of it outlives th
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -172,17 +173,19 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     rows_of_tracks = [(int(lines[k, 0]), _line_name(data, line_names, k) or
                        f"line {int(lines[k, 1])}", line_keys[k], hidden)
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
-    derived = _framework_rows(XSpaceDetails(data, record, plane_starts, stat_names, source),
-                              headers, lines, line_names, data, start, duration, meta_rows,
-                              rows, section_of_plane)
-    for plane_index, row in derived:  # rows XProf derives get tracks of their own
-        rows_of_tracks.append((plane_index, row.name, row.line_id, 0))
-        group = np.concatenate([group, np.full(row.start.shape[0], len(rows_of_tracks) - 1)])
-        start = np.concatenate([start, row.start])
-        duration = np.concatenate([duration, row.duration])
-        meta_rows = np.concatenate([meta_rows, row.meta])
-        record = np.concatenate([record, np.full(row.start.shape[0], _no_record(record),
-                                                 record.dtype)])
+    derived, note = _framework_rows(
+        XSpaceDetails(data, record, plane_starts, stat_names, source), headers, lines,
+        line_names, data, start, duration, meta_rows, rows, section_of_plane)
+    if derived:  # rows XProf derives get tracks of their own, after the file's
+        first = len(rows_of_tracks)
+        rows_of_tracks += [(plane_index, row.name, row.line_id, 0) for plane_index, row in derived]
+        group = np.concatenate([group] + [np.full(row.start.shape[0], first + k)
+                                          for k, (_, row) in enumerate(derived)])
+        start = np.concatenate([start] + [row.start for _, row in derived])
+        duration = np.concatenate([duration] + [row.duration for _, row in derived])
+        meta_rows = np.concatenate([meta_rows] + [row.meta for _, row in derived])
+        record = np.concatenate([record, np.full(start.shape[0] - record.shape[0],
+                                                 _no_record(record), record.dtype)])
     if internal.any() or r_start.shape[0] or derived:
         moved = np.argsort(group, kind="stable")
         meta_rows, record = meta_rows[moved], record[moved]
@@ -206,7 +209,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
-    warnings = list(space.errors) + list(space.warnings)
+    warnings = list(space.errors) + list(space.warnings) + ([f"{source}: {note}"] if note else [])
     if dropped:
         warnings.append(f"{source}: skipped {dropped} events whose times do not fit: a negative "
                         "duration, or a start or end more than 26 days from the other events.")
@@ -240,19 +243,33 @@ def _line_keys(headers: list, lines: np.ndarray, line_names: np.ndarray,
     return keys
 
 
+FRAMEWORK_ROWS_LIMIT = 2_000_000
+"""Up to this many TPU op events a file gets XProf's framework rows (they add about one slice
+per op and row, as many events again); above it they are left out unless
+XPROF_WIDGETS_FRAMEWORK_ROWS=always, and a warning says so."""
+
+
 def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
                     line_names: np.ndarray, data: bytes, start: np.ndarray,
                     duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
-                    section_of_plane: dict[int, int]) -> list[tuple[int, DerivedRow]]:
+                    section_of_plane: dict[int, int]) -> tuple[list[tuple[int, DerivedRow]], str]:
     """The framework rows XProf derives for each TPU core (TensorCore planes only), with each
-    op attributed to the run of its `XLA Modules` event."""
+    op attributed to the run of its `XLA Modules` event; and a note when they were left out."""
+    cores = {p: np.flatnonzero(lines[:, 0] == p).tolist() for p, plane in enumerate(headers)
+             if _TENSOR_CORE.fullmatch(plane.name)}
+    n_ops = sum(int(lines[k, 6] - lines[k, 5]) for own in cores.values() for k in own)
+    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
+    if wanted == "never" or (wanted != "always" and n_ops > FRAMEWORK_ROWS_LIMIT):
+        note = "" if wanted == "never" else (
+            f"the Framework Ops, Framework Name Scope and Source code rows were not derived: "
+            f"{n_ops:,} TPU op events (over {FRAMEWORK_ROWS_LIMIT:,}) would double the memory "
+            "the trace takes; set XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+        return [], note
     out = []
-    for p, plane in enumerate(headers):
-        if not _TENSOR_CORE.fullmatch(plane.name):
+    for p, own in cores.items():
+        if not own:
             continue
-        own = np.flatnonzero(lines[:, 0] == p).tolist()
-        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own]) if own \
-            else np.empty(0, np.int64)
+        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own])
         if not events.shape[0]:
             continue
         events = events[np.lexsort((-duration[events], start[events]))]
@@ -268,7 +285,7 @@ def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
         is_async = scan.stat_ints(events, "_a")[0]
         out += [(p, row) for row in framework_rows(events, start, duration, meta_rows, module,
                                                    is_async, rows, section_of_plane[p])]
-    return out
+    return out, ""
 
 
 def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
