@@ -259,3 +259,18 @@ def test_roofline_model(request, app_name):
         timeout=20_000)
     if app_name == "lab":
         picture(page, widget, "roofline_model_tpu")
+
+
+@pytest.mark.e2e
+def test_the_suite_shows_the_tools_that_have_data(lab):
+    code = (f"import xprof_widgets as xw\nsuite = xw.Profiler({str(GPU)!r})\nsuite")
+    page = lab.open_and_run(lab.notebook("suite_tools.ipynb", [code]))
+    lab.wait_ready(page, ".xw-overview")
+    titles = page.locator(".lm-TabBar-tab .lm-TabBar-tabLabel").all_inner_texts()
+    assert {"Framework Op Stats", "Kernel Stats", "HLO Stats", "Roofline Model"} <= set(titles)
+    for title, root in (("Kernel Stats", ".xw-ks"), ("Roofline Model", ".xw-roof")):
+        page.locator(".lm-TabBar-tab", has_text=title).click()
+        lab.wait_ready(page, f"{root}[data-ready='1']")
+        page.wait_for_function(CANVAS_IN, arg=f"{root} .xw-chart", timeout=30_000)
+    assert python_sees(page, "sorted(suite._tools)",
+                       "['kernel_stats', 'overview', 'roofline']")
