@@ -2,6 +2,7 @@
 
     %load_ext xprof_widgets
     %xprof [LOGDIR] [--run R] [--host H] [--tool KEY]   # a key of xprof_widgets.tools
+    %xprof LOGDIR --dask ADDRESS                 # hosts decoded on a Dask cluster
     %%xprof [--logdir DIR] [--tool ...]          # profiles the cell with jax.profiler.trace
     %xprof capture HOST:PORT [--duration 2s] [--logdir DIR] [--tool ...]
     %xprof diff BEFORE AFTER [--run-before R] [--run-after R]   # xw.compare
@@ -34,6 +35,9 @@ usage:
   %xprof [LOGDIR] [--run RUN] [--host HOST] [--tool {{{','.join(sorted(TOOLS))}}}]
       show a profile (default: the newest run under LOGDIR; without LOGDIR, the last one
       captured in this kernel by %%xprof or %xprof capture)
+  %xprof LOGDIR --dask ADDRESS [--run RUN] [--host HOST] [--tool ...]
+      decode every host on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786):
+      the kernel holds only tables (docs/pod.md)
   %%xprof [--logdir DIR] [--tool ...]
       run the cell under jax.profiler.trace (into a temporary directory unless DIR is given)
       and show what it captured
@@ -69,6 +73,7 @@ def _open_parser() -> _Parser:
     parser.add_argument("logdir", nargs="?")
     parser.add_argument("--run")
     parser.add_argument("--host", action="append")
+    parser.add_argument("--dask")
     return parser
 
 
@@ -166,13 +171,32 @@ _MTIME_KEYS = ("mtime", "updated", "LastModified", "last_modified", "generation"
 
 
 def tool_widget(logdir: str, tool: str | None, run: str | None = None,
-                host: str | list[str] | None = None) -> Any:
-    """The suite (every tool, with pickers over the logdir's runs) or one tool's widget."""
+                host: str | list[str] | None = None, client: Any = None) -> Any:
+    """The suite (every tool, with pickers over the logdir's runs) or one tool's widget; with a
+    Dask `client`, on a PodProfile whose hosts stay on the cluster."""
     import xprof_widgets as xw
 
+    if client is not None:
+        profile = xw.open_profile(logdir, run=run, host=host, client=client)
+        return xw.Profiler(profile) if tool is None else getattr(xw, TOOLS[tool])(profile)
     if tool is None:
         return xw.Profiler(logdir, run=run, host=host)
     return getattr(xw, TOOLS[tool])(xw.open_profile(logdir, run=run, host=host))
+
+
+def dask_client(address: str, timeout_s: float = 10.0) -> Any:
+    """A client of the Dask scheduler at `address`, with the failure said in words."""
+    try:
+        from dask.distributed import Client
+    except ImportError as exc:
+        raise ProfileError("--dask needs Dask: pip install 'xprof_widgets[dask]' (or "
+                           "'dask[distributed]'), then restart the kernel.") from exc
+    try:
+        return Client(address, timeout=timeout_s)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ProfileError(f"--dask {address}: no Dask scheduler answers there ({exc}). Start "
+                           "one (dask scheduler, dask-kubernetes, dask-gateway; see docs/pod.md) "
+                           "and pass its address, e.g. tcp://10.0.0.2:8786.") from exc
 
 
 def capture(address: str, duration_ms: int, logdir: str) -> str:
@@ -203,6 +227,7 @@ class XprofMagics(Magics):
     def __init__(self, shell: Any):
         super().__init__(shell)
         self.last: tuple[str, str] | None = None  # (logdir, run)
+        self.clients: dict[str, Any] = {}  # Dask clients by scheduler address (--dask)
 
     @line_cell_magic
     def xprof(self, line: str, cell: str | None = None) -> None:
@@ -237,6 +262,13 @@ class XprofMagics(Magics):
             return compare(args.before, args.after, run_before=args.run_before,
                            run_after=args.run_after)
         args = _open_parser().parse_args(words)
+        if args.dask is not None:
+            if args.logdir is None:
+                raise MagicUsageError(f"--dask needs a LOGDIR the workers can read.\n{USAGE}")
+            if args.dask not in self.clients:
+                self.clients[args.dask] = dask_client(args.dask)
+            return tool_widget(args.logdir, args.tool, run=args.run, host=args.host,
+                               client=self.clients[args.dask])
         if args.logdir is not None:
             return tool_widget(args.logdir, args.tool, run=args.run, host=args.host)
         if self.last is None:

@@ -59,7 +59,7 @@ def test_per_host_profiles_share_the_decoded_columns(pod16):
     local = one.tracks.reset_index(drop=True)[["section", "name", "n_events"]]
     merged = pod16.tracks.iloc[track_base:track_base + len(one.tracks)]
     pd.testing.assert_frame_equal(local, merged.reset_index(drop=True)[local.columns])
-    shift = one.clock_ps - pod16.clock_ps
+    shift = pod16.host_shifts_ps[3]
     first = int(merged["first_event"].iat[0])
     assert int(pod16.start_ps[first]) == int(one.start_ps[int(one.tracks["first_event"].iat[0])]) \
         + shift
@@ -117,3 +117,26 @@ def test_hosts_whose_steps_never_overlap_share_no_step():
     kept = common_steps([a, b])
     assert sorted(set(kept["step"])) == [0, 1]  # slid by 0 steps: the first two of each
     assert len(common_steps([a, _rows("b", [7], [500])])) == 2
+
+
+def test_hosts_that_wrote_run_directories_side_by_side_are_one_run(make_logdir, tpu_path):
+    # each host named its run by its own capture time, a few seconds apart
+    logdir = make_logdir({"2026_01_01_00_00_00": {"a.xplane.pb": tpu_path},
+                          "2026_01_01_00_00_03": {"b.xplane.pb": tpu_path},
+                          "2026_01_01_00_00_04": {"c.xplane.pb": tpu_path},
+                          "2026_01_01_01_00_00": {"a.xplane.pb": tpu_path},  # an hour later
+                          "2026_01_01_01_00_02": {"a.xplane.pb": tpu_path}})  # the same host
+    profile = xw.open_profile(logdir, run="2026_01_01_00_00_00")
+    assert profile.hosts == ["a", "b", "c"]
+    assert profile.runs["run"].tolist() == ["2026_01_01_00_00_00", "2026_01_01_01_00_00",
+                                            "2026_01_01_01_00_02"]
+
+
+def test_per_host_logdirs_of_one_job_are_one_run(tmp_path, tpu_path):
+    for k, host in enumerate(["worker-0", "worker-1"]):
+        run_dir = tmp_path / host / "plugins" / "profile" / f"2026_03_01_10_00_0{k}"
+        run_dir.mkdir(parents=True)
+        (run_dir / f"{host}.xplane.pb").write_bytes(tpu_path.read_bytes())
+    profile = xw.open_profile(tmp_path)
+    assert profile.hosts == ["worker-0", "worker-1"]
+    assert profile.runs["path"].tolist() == [str(tmp_path)]

@@ -34,6 +34,7 @@ from .._native.intervals import self_times
 from ..errors import ProfileError
 from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
+from .hosts import host_parts
 from .op_profile import IDLE, analyze_op_profile
 from .steps import stat_hits, track_events
 
@@ -181,14 +182,20 @@ def analyze_framework_op_stats(profile: Profile,
 
 def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
     device, device_total, peaks, kind = _device_side(profile, xla_cpu_ops)
-    per_host = [_host_side(profile, int(section)) for section in
-                profile.sections.index[profile.sections["name"] == HOST_PLANE]]
+    per_host = [side for part in host_parts(profile, host_framework_ops) for side in part.part]
     host = _combine([ops for ops, _ in per_host])
     host_total = sum(total for _, total in per_host)
     if per_host:
         host = _with_idle(host, host_total)
     return FrameworkOpStatsAnalysis(device, host, device_total, host_total, peaks, kind,
                                     profile.source)
+
+
+def host_framework_ops(profile: Profile) -> list[tuple[pd.DataFrame, int]]:
+    """One host's part (analysis/hosts.py): the framework ops of each of its `/host:CPU`
+    planes with the plane's op time; `_combine` adds the hosts' up."""
+    return [_host_side(profile, int(section)) for section in
+            profile.sections.index[profile.sections["name"] == HOST_PLANE]]
 
 
 def _combine(parts: list[pd.DataFrame]) -> pd.DataFrame:

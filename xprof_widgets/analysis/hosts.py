@@ -46,7 +46,7 @@ def host_parts(profile: Any, part: Callable[..., T], *args: Any) -> list[HostPar
         host = host_profile.hosts[0]
         out.append(HostPart(
             host=host, part=part(host_profile, *args),
-            shift_ps=int(host_profile.clock_ps - profile.clock_ps),
+            shift_ps=int(profile.host_shifts_ps[profile.hosts.index(host)]),
             track_base=_first(tracks["host"].to_numpy() == host),
             section_base=_first(sections["host"].to_numpy() == host)))
     return out

@@ -11,10 +11,12 @@ network, no credentials, no such bucket, no permission) and no wait longer than
 
 from __future__ import annotations
 
+import calendar
 import os
 import posixpath
 import socket
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -237,7 +239,44 @@ def find_runs(path: str) -> tuple[FileSystem, list[RunFiles]]:
                            f"none holds a {XPLANE_SUFFIX} or Chrome trace file{not_traces}; the "
                            "capture may still be running or may have failed.")
     with_files.sort(key=lambda r: r.run or "")
-    return fs, with_files
+    return fs, side_by_side(fs, with_files)
+
+
+SIDE_BY_SIDE_S = 60
+"""Run directories of different hosts captured this close together are one job's run."""
+
+
+def side_by_side(fs: FileSystem, runs: list[RunFiles]) -> list[RunFiles]:
+    """Runs that one multi-host job wrote host by host, joined into one run: each host of a job
+    that calls jax.profiler.trace names its run directory by its own capture time (seconds
+    apart), or writes its own logdir (`LOGDIR/<host>/plugins/profile/<run>/`). Runs join when
+    their names are capture times at most SIDE_BY_SIDE_S after the first one's and their hosts
+    are all different; the joined run keeps the first name."""
+    out: list[RunFiles] = []
+    first_time: float | None = None
+    for run in runs:
+        when = _capture_time(run.run)
+        last = out[-1] if out else None
+        if (last is not None and when is not None and first_time is not None
+                and when - first_time <= SIDE_BY_SIDE_S
+                and not {h.host for h in last.hosts} & {h.host for h in run.hosts}):
+            hosts = sorted([*last.hosts, *run.hosts], key=lambda h: h.host)
+            common = posixpath.commonpath([last.path, run.path]) if fs.remote else \
+                os.path.commonpath([last.path, run.path])
+            out[-1] = RunFiles(last.run, fs.url(common), hosts)
+            continue
+        out.append(run)
+        first_time = when
+    return out
+
+
+def _capture_time(name: str | None) -> float | None:
+    """Seconds since the epoch of a run named by its capture time (`2026_01_31_12_00_05`)."""
+    stamp = posixpath.basename(name or "")
+    try:
+        return calendar.timegm(time.strptime(stamp, "%Y_%m_%d_%H_%M_%S"))
+    except ValueError:
+        return None
 
 
 def _single_file(fs: FileSystem, path: str) -> RunFiles:

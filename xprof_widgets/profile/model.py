@@ -58,6 +58,7 @@ class Profile:
             self.origin_ns = h.base_ns + t0 / 1000
             self.origin_ps = h.base_ns * 1000 + t0
             self.clock_ps = self.origin_ps + wall_offset_ns(h) * 1000
+            self.host_shifts_ps = [0]
             return h.start_ps, h.duration_ps, h.meta, h.depth
         # Hosts are placed on the wall clock when every file states its start (clock.py), else
         # on their files' own clocks; the hosts' columns stay as decoded for `per_host`.
@@ -65,11 +66,13 @@ class Profile:
         clocks = [h.base_ns + (wall_offset_ns(h) if on_wall else 0) for h in self._hosts]
         base_ns = min(clocks)
         shifts = [(c - base_ns) * 1000 for c in clocks]
-        firsts = [int(h.start_ps.min()) + s for h, s in zip(self._hosts, shifts, strict=True)
-                  if h.n_events]
-        t0 = min(firsts) if firsts else 0
+        firsts = [int(h.start_ps.min()) + s if h.n_events else None
+                  for h, s in zip(self._hosts, shifts, strict=True)]
+        t0 = min((f for f in firsts if f is not None), default=0)
         self.origin_ns = base_ns + t0 / 1000
         self.origin_ps = self.clock_ps = base_ns * 1000 + t0
+        # what turns a host's own times (after its first event, `per_host`) into this profile's
+        self.host_shifts_ps = [0 if f is None else f - t0 for f in firsts]
         meta = np.concatenate([h.meta + np.int32(b)
                                for h, b in zip(self._hosts, self._meta_base[:-1], strict=True)])
         return (np.concatenate([h.start_ps + np.int64(s - t0)

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfileError
 from .locate import HostFile, find_runs, runs_table
+from .memory_guard import check_memory
 from .model import Profile
 from .trace_data import HostTrace
 
+if TYPE_CHECKING:
+    from ..pod.profile import PodProfile
+
 
 def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
-                 host: str | Sequence[str] | None = None) -> Profile:
+                 host: str | Sequence[str] | None = None,
+                 client: Any = None) -> Profile | PodProfile:
     """Opens a logdir, run directory, `.xplane.pb`, Chrome trace or fsspec URL.
 
     A Chrome trace is any JSON file holding `{"traceEvents": [...]}` or an array of events,
@@ -20,8 +27,13 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
 
     The newest run is opened unless `run` names one; every host of the run is opened unless
     `host` picks one or several. An opened `Profile` is returned as it is.
+
+    With `client`, a `dask.distributed.Client`, every host is decoded on a Dask worker and stays
+    there: the result is a `PodProfile` (xprof_widgets.pod, docs/pod.md) and the kernel holds
+    only tables. Without it, a run too large for the kernel's memory is refused before decoding
+    (profile/memory_guard.py).
     """
-    if isinstance(path, Profile):
+    if isinstance(path, Profile) or _is_pod(path):
         return path
     path = os.fspath(path)
     fs, runs = find_runs(path)
@@ -40,8 +52,17 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
             missing = sorted(set(wanted) - {f.host for f in files})
             raise ProfileError(f"{chosen.path}: no host {missing}; hosts: "
                                f"{', '.join(f.host for f in chosen.hosts)}.")
+    if client is not None:
+        from ..pod.profile import open_pod
+        return open_pod(client, files, source=path, run=chosen.run, runs=runs_table(runs))
+    check_memory(fs, files, chosen.path)
     traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
     return Profile(traces, source=path, run=chosen.run, runs=runs_table(runs))
+
+
+def _is_pod(value: Any) -> bool:
+    pod = sys.modules.get("xprof_widgets.pod.profile")  # loaded by whoever made a PodProfile
+    return pod is not None and isinstance(value, pod.PodProfile)
 
 
 def _decode(data: bytes, file: HostFile) -> HostTrace:

@@ -40,7 +40,10 @@ class Profiler(ipywidgets.VBox):
         first = registry.tool(tool)  # refuses an unknown key before opening anything
         super().__init__(**kwargs)
         self.profile = open_profile(path_or_profile, run=run, host=host)
-        self._path = None if isinstance(path_or_profile, Profile) else os.fspath(path_or_profile)
+        # A PodProfile (xprof_widgets.pod): the host picker selects among hosts on its workers.
+        self._pod = self.profile if hasattr(self.profile, "map_hosts") else None
+        self._path = None if isinstance(path_or_profile, Profile) or self._pod is not None \
+            else os.fspath(path_or_profile)
         self._tools: dict[str, Any] = {}
         self._lay_out()
         self.show(first.key)
@@ -105,7 +108,7 @@ class Profiler(ipywidgets.VBox):
             return
         first = hits.iloc[0]
         events = hits["event"].to_numpy(np.int64)
-        duration = float(self.profile.duration_ps[events[0]]) / 1e6
+        duration = float(first["duration_us"])
         pad = max(duration * 4, 1.0)
         viewer.window = (float(first["start_us"]) - pad, float(first["start_us"]) + duration + pad)
         viewer.selected_events = events[:1000].tolist()
@@ -126,9 +129,10 @@ class Profiler(ipywidgets.VBox):
                                                   description="Run")
             self.run_picker.observe(lambda _: self._reopen(), names="value")
             pickers.append(self.run_picker)
-        hosts = next((list(h) for r, h in zip(runs["run"], runs["hosts"], strict=True)
-                      if r == self.profile.run), self.profile.hosts)
-        if self._path is not None and len(hosts) > 1:
+        hosts = self._pod.hosts if self._pod is not None else next(
+            (list(h) for r, h in zip(runs["run"], runs["hosts"], strict=True)
+             if r == self.profile.run), self.profile.hosts)
+        if (self._path is not None or self._pod is not None) and len(hosts) > 1:
             chosen = self.profile.hosts
             self.host_picker = ipywidgets.Dropdown(
                 options=[ALL_HOSTS, *hosts],
@@ -151,7 +155,10 @@ class Profiler(ipywidgets.VBox):
         same_run = run == self.profile.run
         chosen = None if host is None or host.value == ALL_HOSTS or not same_run else host.value
         current = self.tab_keys[self.tabs.selected_index or 0]
-        self.profile = open_profile(self._path, run=run, host=chosen)
+        if self._pod is not None:
+            self.profile = self._pod if chosen is None else self._pod.select(chosen)
+        else:
+            self.profile = open_profile(self._path, run=run, host=chosen)
         self._tools.clear()
         self._lay_out()  # the new run may have other hosts, and other tools
         self.show(current if current in self.tab_keys else self.tab_keys[0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections import OrderedDict
 from typing import Any
 
@@ -63,6 +64,18 @@ class TraceViewer(RequestWidget):
                                      ).tag(sync=True)
     height = traitlets.Int(600, help="Timeline height in pixels.").tag(sync=True)
     _summary = traitlets.Dict().tag(sync=True)
+
+    def __new__(cls, path_or_profile: Any = None, *args: Any,  # noqa: PYI034 - a subclass
+                **kwargs: Any) -> TraceViewer:
+        # A PodProfile's hosts live on Dask workers: its viewer asks them (pod_trace_viewer.py).
+        pod = sys.modules.get("xprof_widgets.pod.profile")
+        made = cls
+        if cls is TraceViewer and pod is not None and isinstance(path_or_profile,
+                                                                 pod.PodProfile):
+            from .pod_trace_viewer import PodTraceViewer
+
+            made = PodTraceViewer
+        return super().__new__(made, path_or_profile, *args, **kwargs)
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
                  host: str | list[str] | None = None, *, height: int = 600, **kwargs: Any):
@@ -181,16 +194,7 @@ class TraceViewer(RequestWidget):
         """Selects the events of a DataFrame (its `event`, `id`, `slice_id` or `arg_set_id`
         column, or `column`: e.g. a `Profile.sql` or `search` result) and moves the view to
         them. At most MAX_BOX_EVENTS are selected."""
-        names = [column] if column else [c for c in _EVENT_COLUMNS if c in frame.columns][:1]
-        if not names or names[0] not in frame.columns:
-            have = ", ".join(map(str, frame.columns))
-            raise KeyError(f"no event column in the frame (columns: {have}); expected one of "
-                           f"{', '.join(_EVENT_COLUMNS)} or column=")
-        idx = np.unique(pd.to_numeric(frame[names[0]], errors="coerce").dropna().to_numpy(
-            np.int64))
-        if idx.shape[0] and (idx[0] < 0 or idx[-1] >= self.profile.n_events):
-            raise KeyError(f"event ids must be in 0..{self.profile.n_events - 1}")
-        idx = idx[:MAX_BOX_EVENTS]
+        idx = event_ids(frame, column, self.profile.n_events)
         if not idx.shape[0]:
             self.selected_events = []
             return
@@ -221,6 +225,20 @@ class TraceViewer(RequestWidget):
         start, end = self.window
         return (f"<TraceViewer {self.profile.source!r} window=({start:.3f}, {end:.3f}) us "
                 f"selected={len(self.selected_events)}>")
+
+
+def event_ids(frame: pd.DataFrame, column: str | None, n_events: int) -> np.ndarray:
+    """The sorted event ids of a frame's `column` (or first event-id column), at most
+    MAX_BOX_EVENTS of them."""
+    names = [column] if column else [c for c in _EVENT_COLUMNS if c in frame.columns][:1]
+    if not names or names[0] not in frame.columns:
+        have = ", ".join(map(str, frame.columns))
+        raise KeyError(f"no event column in the frame (columns: {have}); expected one of "
+                       f"{', '.join(_EVENT_COLUMNS)} or column=")
+    idx = np.unique(pd.to_numeric(frame[names[0]], errors="coerce").dropna().to_numpy(np.int64))
+    if idx.shape[0] and (idx[0] < 0 or idx[-1] >= n_events):
+        raise KeyError(f"event ids must be in 0..{n_events - 1}")
+    return idx[:MAX_BOX_EVENTS]
 
 
 def summarize(profile: Profile) -> dict:

@@ -256,7 +256,8 @@ export const inputMethods = {
         h("div", { className: "xw-tv-dim" }, `${hover.row.nEvents.toLocaleString("en")} events${hover.row.counter ? " (counter)" : ""}`)];
     } else if (hover.row.type === "section") {
       lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
-        h("div", { className: "xw-tv-dim" }, hover.row.collapsed ? `${hover.row.nTracks} tracks, collapsed: busy time shown. Click the name to expand.` : `${hover.row.nTracks} tracks. Click the name to collapse.`)];
+        h("div", { className: "xw-tv-dim" }, hover.row.kind === "pod-host" ? "This host's busy time. Click the name to show its tracks (its worker sends them)."
+          : hover.row.collapsed ? `${hover.row.nTracks} tracks, collapsed: busy time shown. Click the name to expand.` : `${hover.row.nTracks} tracks. Click the name to collapse.`)];
     }
     this.tip.replaceChildren(...lines);
     this.tip.hidden = false;

@@ -24,12 +24,13 @@ export function trackHeight(track) {
   return (Math.max(0, track.max_depth) + 1) * DEPTH_H + 2 * TRACK_PAD;
 }
 
-/** Sections start collapsed when they hold many tracks (host thread pools), devices never. */
+/** Sections start collapsed when they hold many tracks (host thread pools), devices never;
+ * a host of a distributed profile that is not picked is always one row ("pod-host"). */
 export function defaultCollapsed(sections, tracks) {
   const count = new Map();
   for (const t of tracks) count.set(t.section_id, (count.get(t.section_id) ?? 0) + 1);
   return new Set(
-    sections.filter((s) => s.kind !== "device" && (count.get(s.id) ?? 0) > 12).map((s) => s.id),
+    sections.filter((s) => s.kind === "pod-host" || (s.kind !== "device" && (count.get(s.id) ?? 0) > 12)).map((s) => s.id),
   );
 }
 
@@ -57,7 +58,7 @@ export function buildLayout(tables, collapsed, filter = "", multiHost = false) {
   let y = 0;
   for (const [sectionId, tracks] of groups) {
     const section = byId.get(sectionId) ?? { id: sectionId, name: `section ${sectionId}`, kind: "", host: "" };
-    const label = multiHost && section.host ? `${section.name} · ${section.host}` : section.name;
+    const label = multiHost && section.host && section.kind !== "pod-host" ? `${section.name} · ${section.host}` : section.name;
     const sectionHit = !match || match(label);
     const shown = sectionHit ? tracks : tracks.filter((t) => match(t.name));
     if (!shown.length) continue;

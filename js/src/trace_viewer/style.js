@@ -24,6 +24,11 @@ export const CSS = `
 .xw-trace-viewer input:focus { outline: 1px solid var(--xw-accent); border-color: var(--xw-accent); }
 .xw-tv-check { display: inline-flex; align-items: center; gap: 4px; cursor: pointer; user-select: none; }
 .xw-tv-hits { color: var(--xw-fg2); min-width: 56px; }
+.xw-tv-hosts { position: relative; }
+.xw-tv-hosts summary { cursor: pointer; user-select: none; padding: 2px 6px; border: 1px solid var(--xw-border1); border-radius: 3px; }
+.xw-tv-host-list { position: absolute; z-index: 3; top: 26px; left: 0; max-height: 300px; overflow-y: auto; min-width: 220px;
+  display: flex; flex-direction: column; gap: 2px; padding: 6px; background: var(--xw-bg); border: 1px solid var(--xw-border1);
+  border-radius: 3px; box-shadow: 0 2px 6px rgba(0,0,0,.2); }
 .xw-tv-footer { display: flex; justify-content: flex-end; padding: 1px 8px; font-size: 11px; line-height: 16px;
   color: var(--xw-fg2); border-top: 1px solid var(--xw-border); background: var(--xw-panel); min-height: 18px; }
 .xw-tv-status { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }

@@ -7,7 +7,8 @@ import { h } from "../lib/dom.js";
 import { helpOverlay } from "./dom.js";
 import { Renderer } from "./draw.js";
 import { inputMethods } from "./input.js";
-import { AXIS_H, LABEL_W, buildLayout, defaultCollapsed, tablesOf } from "./layout.js";
+import { hostMethods } from "./hosts.js";
+import { AXIS_H, LABEL_W, buildLayout } from "./layout.js";
 import { navigationMethods } from "./navigate.js";
 import { selectionMethods } from "./selection.js";
 import { CSS } from "./style.js";
@@ -31,14 +32,9 @@ export class TraceView {
     this.el = el;
     this.viewId = `${Date.now().toString(36)}-${++viewCounter}-${Math.random().toString(36).slice(2, 8)}`;
     this.disposers = [];
-    this.summary = model.get("_summary");
-    this.tables = tablesOf(this.summary);
-    this.trackSection = new Map(this.tables.tracks.map((t) => [t.id, t.section_id]));
-    this.trackNames = new Map(this.tables.tracks.map((t) => [t.id, t.name]));
-    this.multiHost = new Set(this.tables.sections.map((s) => s.host)).size > 1;
+    this.setSummary(model.get("_summary"));
     this.traceStart = this.summary.start_us;
     this.traceEnd = Math.max(this.summary.end_us, this.traceStart + MIN_SPAN_US);
-    this.collapsed = defaultCollapsed(this.tables.sections, this.tables.tracks);
     this.filter = "";
     this.flows = false;
     this.tool = "select";
@@ -107,6 +103,7 @@ export class TraceView {
       h("button", { type: "button", title: "Previous hit (Shift+Enter)", onclick: () => this.stepSearch(-1) }, "◀"),
       h("button", { type: "button", title: "Next hit (Enter)", onclick: () => this.stepSearch(1) }, "▶"),
       this.hitsLabel,
+      this.pod ? this.buildHostMenu() : null,
       h("button", { type: "button", title: "Keys (?)", onclick: () => this.toggleHelp() }, "?"),
     );
     this.canvas = h("canvas", { "aria-label": "trace timeline" });
@@ -148,6 +145,7 @@ export class TraceView {
     onModel("change:window", () => this.windowFromModel());
     onModel("change:selected_events", () => this.selectionFromModel());
     onModel("change:height", () => this.relayout());
+    onModel("change:_summary", () => this.summaryFromModel());
     onModel("msg:custom", (msg) => this.kernelMessage(msg));
     const resize = new ResizeObserver(() => this.resize());
     resize.observe(this.stage);
@@ -463,6 +461,7 @@ export class TraceView {
   }
 
   toggleSection(sectionId) {
+    if (this.pickHostOf(sectionId)) return;
     if (this.collapsed.has(sectionId)) this.collapsed.delete(sectionId);
     else this.collapsed.add(sectionId);
     this.relayout();
@@ -474,4 +473,4 @@ export class TraceView {
   }
 }
 
-Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods);
+Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods);

@@ -1,0 +1,67 @@
+"""The memory guard: a run larger than the kernel can take is refused before decoding, with the
+size needed, the memory available and the ways out."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+import xprof_widgets as xw
+from xprof_widgets.profile import memory_guard
+from xprof_widgets.profile.locate import FileSystem, find_runs
+
+
+def test_a_run_over_the_limit_is_refused_naming_sizes_and_ways_out(make_logdir, tpu_path,
+                                                                   monkeypatch):
+    logdir = make_logdir({"2026_01_01_00_00_00": {"a.xplane.pb": tpu_path,
+                                                  "b.xplane.pb": tpu_path}})
+    need = 2 * tpu_path.stat().st_size * memory_guard.PEAK_PER_FILE_BYTE["xspace"]
+    limit = 0.75 * need  # one host fits within the headroom, two do not
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, f"{limit / 1e6:.3f}MB")
+    with pytest.raises(xw.ProfileError) as caught:
+        xw.open_profile(logdir)
+    message = str(caught.value)
+    assert f"needs about {need / 1e6:.1f} MB" in message
+    assert f"has {limit / 1e6:.1f} MB available" in message
+    assert "host= (one or a few of: a, b)" in message and "client=" in message
+    assert xw.open_profile(logdir, host="a").hosts == ["a"]  # one host fits
+
+
+def test_the_guard_can_be_turned_off_and_lets_what_fits_through(make_logdir, tpu_path,
+                                                                monkeypatch):
+    logdir = make_logdir({"2026_01_01_00_00_00": {"a.xplane.pb": tpu_path}})
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, "1kB")
+    with pytest.raises(xw.ProfileError, match="needs about"):
+        xw.open_profile(logdir)
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, "off")
+    assert xw.open_profile(logdir).hosts == ["a"]
+    monkeypatch.delenv(memory_guard.LIMIT_ENV)
+    assert memory_guard.available_bytes() > 0  # MemAvailable (or psutil) is read here
+    assert xw.open_profile(logdir).hosts == ["a"]
+
+
+def test_a_gzipped_trace_counts_by_its_json_text(tmp_path):
+    text = b'{"traceEvents": [' + b",".join(
+        b'{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": %d, "dur": 1}' % i
+        for i in range(20000)) + b"]}"
+    path = tmp_path / "t.trace.json.gz"
+    path.write_bytes(gzip.compress(text))
+    fs, runs = find_runs(str(path))
+    assert memory_guard.estimate_bytes(fs, runs[0].hosts) == len(text) * 10
+    cut = tmp_path / "cut.trace.json.gz"
+    cut.write_bytes(gzip.compress(text)[:-6])  # a stray trailer is not believed
+    _, runs = find_runs(str(cut))
+    assert memory_guard.estimate_bytes(FileSystem(str(cut)), runs[0].hosts) < len(text) * 10
+
+
+@pytest.mark.parametrize("text, size", [("2GB", 2e9), ("512 MiB", 512 * 2**20), ("1e9", 1e9),
+                                        ("3gib", 3 * 2**30)])
+def test_limits_parse(text, size):
+    assert memory_guard.parse_size(text) == int(size)
+
+
+def test_a_bad_limit_says_what_is_expected(monkeypatch):
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, "lots")
+    with pytest.raises(xw.ProfileError, match="expected a size such as 4GB"):
+        memory_guard.available_bytes()

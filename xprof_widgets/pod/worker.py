@@ -1,0 +1,203 @@
+"""What runs on a Dask worker: a host decoded into a `Profile` that stays there, its summary for
+the kernel, and `HostServer`, the actor that answers the Trace Viewer's requests from that host's
+trace index. Everything returned is plain data in the host's own frame (its times after its first
+event, its own event, track, section and name ids); pod/profile.py and pod/trace.py move it into
+the whole run's frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.input_pipeline import NON_OP_LINES
+from ..errors import ProfileError
+from ..profile.clock import START_STAT, TASK_ENVIRONMENT
+from ..profile.model import PS_PER_US, Profile
+from ..profile.open import open_profile
+from ..trace import trace_index
+from ..trace.pivot import selection_pivot
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    """What the kernel keeps of a host: its small tables and where it sits on the clock."""
+
+    host: str
+    sections: pd.DataFrame  # Profile.sections
+    tracks: pd.DataFrame  # Profile.tracks, plus start_ps / end_ps (exact, host frame)
+    n_events: int
+    n_names: int  # metadata rows
+    origin_ps: int  # Profile.origin_ps: the file's clock
+    clock_ps: int  # Profile.clock_ps: the wall clock where the file states its start
+    states_start: bool  # whether the file states its profile start time
+    end_ps: int  # end of the host's last event
+    hlo_modules: pd.DataFrame
+    warnings: list[str]
+    nbytes: int
+
+
+def decode_host(path: str, host: str) -> Profile:
+    """Opens one host's file here, on the worker; the Profile stays in the worker's memory."""
+    _count_profiles_by_size()
+    profile = open_profile(path)
+    if profile.hosts != [host]:
+        raise ProfileError(f"{path}: expected the profile of host {host!r}, found "
+                           f"{profile.hosts}.")
+    return profile
+
+
+def summarize_host(profile: Profile) -> HostSummary:
+    tracks = profile.tracks.copy()
+    first = tracks["first_event"].to_numpy(np.int64)
+    end = tracks["end_event"].to_numpy(np.int64)
+    stop = profile.start_ps + profile.duration_ps
+    tracks["start_ps"] = profile.start_ps[first]
+    tracks["end_ps"] = np.array([int(stop[a:b].max()) for a, b in
+                                 zip(first.tolist(), end.tolist(), strict=True)], np.int64)
+    env = profile.sections.loc[profile.sections["name"] == TASK_ENVIRONMENT, "stats"]
+    return HostSummary(
+        host=profile.hosts[0], sections=profile.sections, tracks=tracks,
+        n_events=profile.n_events, n_names=len(profile.display_names),
+        origin_ps=int(profile.origin_ps), clock_ps=int(profile.clock_ps),
+        states_start=any(int(s.get(START_STAT) or 0) > 0 for s in env), end_ps=int(stop.max()),
+        hlo_modules=profile.hlo_modules, warnings=list(profile.warnings),
+        nbytes=profile_nbytes(profile))
+
+
+def profile_nbytes(profile: Profile) -> int:
+    """Bytes a decoded host holds: its columns and the file bytes details are read from."""
+    arrays = [profile.start_ps, profile.duration_ps, profile.meta, profile.depth]
+    for trace in profile._hosts:
+        arrays += [a for a in (trace.counter_values, trace.flow_edges, trace.derived)
+                   if a is not None]
+    data = sum(len(getattr(t.details, "data", b"")) for t in profile._hosts)
+    return int(sum(a.nbytes for a in arrays) + data)
+
+
+def hlo_bytes(profile: Profile, program_id: int) -> bytes:
+    return profile.hlo_proto_bytes(int(program_id))
+
+
+def _count_profiles_by_size() -> None:
+    """Tells the worker's memory accounting a Profile's real size (done here, on the worker, so
+    that the kernel never imports Dask for it)."""
+    from dask.sizeof import sizeof
+
+    sizeof.register(Profile)(profile_nbytes)
+
+
+class HostServer:
+    """A Dask actor next to one host's Profile: the Trace Viewer's requests answered from its
+    trace index (built here on first use), in milliseconds, without a trip through the
+    scheduler. Ids and times in and out are the host's own."""
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+
+    @property
+    def index(self) -> Any:
+        return trace_index(self.profile)
+
+    def warm(self) -> int:
+        """Builds the trace index; its size in bytes."""
+        return self.index.nbytes
+
+    def window(self, lo_ps: int, hi_ps: int, width_px: int, tracks: list[int],
+               collapsed: list[int], summary: bool, flows: bool) -> dict[str, Any]:
+        """The level-of-detail window of the tracks (and collapsed sections); with `summary`,
+        the host's busy intervals as one row: the union of its device op lines (every thread of
+        a CPU-only run), gaps of a pixel or more kept."""
+        index = self.index
+        window = index.window(lo_ps / PS_PER_US, hi_ps / PS_PER_US, width_px, tracks=tracks,
+                              collapsed=collapsed, flows=flows)
+        index.prepare_flows()
+        names = np.unique(self.profile.meta[window.slice_event])
+        out = {key: value for key, value in vars(window).items()
+               if isinstance(value, np.ndarray)}
+        out["events_in_window"] = window.events_in_window
+        out["query_ms"] = window.query_ms
+        out["slice_name"] = self.profile.meta[window.slice_event]
+        out["names"] = names
+        out["texts"] = self.profile.display_names[names].tolist()
+        if summary:
+            out["busy_start_ps"], out["busy_end_ps"] = self._busy(index, lo_ps, hi_ps,
+                                                                  (hi_ps - lo_ps) / width_px)
+        return out
+
+    def _busy(self, index: Any, lo: int, hi: int, px: float) -> tuple[np.ndarray, np.ndarray]:
+        tracks = self.profile.tracks
+        slices = tracks["kind"] == "slices"
+        ops = slices & (tracks["section_kind"] == "device") & ~tracks["name"].isin(NON_OP_LINES)
+        own = tracks.index[ops if ops.any() else slices].to_numpy()
+        (_, start, end, _, _), _ = index.runs(index.segments(own, depth0_only=True), lo, hi, px)
+        if not start.shape[0]:
+            return start, end
+        order = np.argsort(start, kind="stable")
+        start, end = start[order], end[order]
+        reach = np.maximum.accumulate(end)
+        heads = np.flatnonzero(np.concatenate([[True], start[1:] - reach[:-1] >= px]))
+        return start[heads], np.maximum.reduceat(end, heads)
+
+    def search(self, pattern: str, regex: bool, case: bool, limit: int) -> dict[str, Any]:
+        found = self.index.search(pattern, regex=regex, case=case, limit=limit)
+        return {"event": found.event, "start_ps": self.profile.start_ps[found.event],
+                "track": found.track, "n_hits": found.n_hits}
+
+    def details(self, event: int) -> dict[str, Any]:
+        return self.index.details(int(event))
+
+    def aggregate(self, events: list[int]) -> pd.DataFrame:
+        """Per name: count, total, min and max duration (us) of the events."""
+        events = np.unique(np.asarray(events, np.int64))
+        frame = pd.DataFrame({"name": self.profile.display_names[self.profile.meta[events]],
+                              "duration_us": self.profile.duration_ps[events] / PS_PER_US})
+        return frame.groupby("name", sort=False)["duration_us"].agg(
+            count="size", total_us="sum", min_us="min", max_us="max").reset_index()
+
+    def span_ps(self, events: list[int]) -> tuple[int, int]:
+        idx = np.asarray(events, np.int64)
+        p = self.profile
+        return int(p.start_ps[idx].min()), int((p.start_ps[idx] + p.duration_ps[idx]).max())
+
+    def pivot(self, events: list[int], by: tuple[str, ...]) -> pd.DataFrame:
+        return selection_pivot(self.profile, np.asarray(events, np.int64), by)
+
+    def select_box(self, lo_ps: int, hi_ps: int, rows: list[list[int]]) -> np.ndarray:
+        """Events of the (track, min depth, max depth) rows overlapping [lo, hi]."""
+        p = self.profile
+        parts = [np.empty(0, np.int64)]
+        for track, depth_lo, depth_hi in rows:
+            first, end = p.tracks.loc[int(track), ["first_event", "end_event"]]
+            idx = np.arange(int(first), int(end))
+            s = p.start_ps[idx]
+            keep = (s <= hi_ps) & (s + p.duration_ps[idx] >= lo_ps)
+            keep &= (p.depth[idx] >= depth_lo) & (p.depth[idx] <= depth_hi)
+            parts.append(idx[keep])
+        return np.unique(np.concatenate(parts))
+
+    def event_rows(self, events: list[int]) -> dict[str, np.ndarray]:
+        """`Profile.events_frame` columns of the events, times as exact ps."""
+        p = self.profile
+        idx = np.asarray(events, np.int64)
+        tracks = p.track_of(idx)
+        return {"event": idx, "track": tracks,
+                "track_name": p.tracks["name"].to_numpy()[tracks],
+                "section": p.tracks["section"].to_numpy()[tracks],
+                "host": p.tracks["host"].to_numpy()[tracks],
+                "name": p.display_names[p.meta[idx]], "start_ps": p.start_ps[idx],
+                "duration_ps": p.duration_ps[idx], "depth": p.depth[idx].astype(np.int64)}
+
+    def event_rows_in(self, lo_ps: int | None, hi_ps: int | None, tracks: list[int],
+                      name: str | None) -> dict[str, np.ndarray]:
+        """`event_rows` of the events of the tracks overlapping [lo, hi], names matching."""
+        p = self.profile
+        start = None if lo_ps is None else lo_ps / PS_PER_US
+        end = None if hi_ps is None else hi_ps / PS_PER_US
+        return self.event_rows(p.event_indices(start, end, tracks, name).tolist())
+
+    def event_stats(self, event: int) -> dict[str, Any]:
+        return self.profile.event_stats(int(event))
