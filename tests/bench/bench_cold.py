@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -160,6 +161,16 @@ def row(label: str, events: object, r: dict[str, dict], theirs: object, target: 
 UI = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
 
 
+def compile_package() -> None:
+    """Byte-compile xprof_widgets as pip does when it installs a wheel: a checkout run with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module from source in every run."""
+    import importlib.util
+
+    (where,) = importlib.util.find_spec("xprof_widgets").submodule_search_locations
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True, env=env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per figure")
@@ -169,6 +180,7 @@ def main() -> None:
     parser.add_argument("--no-xprof", action="store_true", help="use the published figures")
     args = parser.parse_args()
     xprof = None if args.no_xprof else xprof_python(args.xprof_python)
+    compile_package()
     load_before = os.getloadavg()[0]
     real = [Path(p) for p in args.profiles] if args.profiles else sorted(DATA.glob("*.xplane.pb"))
     rows = []
