@@ -140,3 +140,44 @@ def test_per_host_logdirs_of_one_job_are_one_run(tmp_path, tpu_path):
     profile = xw.open_profile(tmp_path)
     assert profile.hosts == ["worker-0", "worker-1"]
     assert profile.runs["path"].tolist() == [str(tmp_path)]
+
+
+def test_a_hosts_busy_row_keeps_every_gap_of_a_pixel(pod16, monkeypatch):
+    from xprof_widgets._native.intervals import union_intervals
+
+    from xprof_widgets.pod import busy as busy_module
+
+    monkeypatch.setattr(busy_module, "_MIN_INTERVALS", 4)  # coarse copies even for few gaps
+    host = pod16.per_host()[2]
+    busy = busy_module.BusyIndex(host)
+    assert len(busy.levels) > 2
+    t = host.tracks
+    ops = t[(t["section_kind"] == "device") & (t["kind"] == "slices")
+            & ~t["name"].isin(["Steps", "XLA Modules", "XLA TraceMe", "Framework Ops",
+                               "Framework Name Scope", "Source code"])]
+    events = np.concatenate([np.arange(a, b) for a, b in zip(ops["first_event"], ops["end_event"],
+                                                             strict=True)])
+    a, b, _ = union_intervals(host.start_ps[events], host.start_ps[events] +
+                              host.duration_ps[events])
+    rng = np.random.default_rng(1)
+    end = int(host.duration_us * 1e6)
+    for _ in range(40):
+        span = int(end * 10 ** rng.uniform(-3, 0))
+        lo = int(rng.integers(0, end - span + 1))
+        width = int(rng.choice([200, 800, 1600]))
+        px = span / width
+        heads = np.flatnonzero(np.r_[True, a[1:] - b[:-1] >= px])  # every gap < px closed
+        tails = np.r_[heads[1:] - 1, len(a) - 1]
+        expected = _pixels(a[heads], b[tails], lo, px, width)
+        got = _pixels(*busy.query(lo, lo + span, px), lo, px, width)
+        assert (got[1:-1] == expected[1:-1]).all()  # the edge pixels may see a sub-pixel gap
+
+
+def _pixels(a: np.ndarray, b: np.ndarray, lo: int, px: float, width: int) -> np.ndarray:
+    """Which pixels of the window some interval overlaps."""
+    out = np.zeros(width, bool)
+    for s, e in zip(a.tolist(), b.tolist(), strict=True):
+        first, last = max(0, int((s - lo) // px)), min(width - 1, int((e - lo) // px))
+        if last >= 0 and first < width:
+            out[first:last + 1] = True
+    return out

@@ -21,6 +21,9 @@ from ..trace.pivot import LEVELS, PIVOT_COLUMNS
 from ..trace.search import MAX_HITS
 from ..trace.window import Window
 from .profile import PodProfile
+from .worker import WINDOW_ARRAYS
+
+_ARRAYS = (*WINDOW_ARRAYS, "slice_name")
 
 _EVENT_FIELDS = ("slice_event", "flow_from_event", "flow_to_event")
 _TRACK_FIELDS = ("track_ids", "slice_track", "counter_track", "flow_from_track", "flow_to_track")
@@ -319,9 +322,3 @@ def _keys(by: Sequence[str]) -> list[str]:
     return keys
 
 
-_ARRAYS = ("track_ids", "slice_track", "slice_depth", "slice_start_ps", "slice_end_ps",
-           "slice_count", "slice_event", "slice_name", "counter_track", "counter_t_ps",
-           "counter_min", "counter_max", "counter_last", "summary_sections", "summary_section",
-           "summary_start_ps", "summary_end_ps", "flow_edges", "flow_from_event", "flow_to_event",
-           "flow_from_track", "flow_to_track", "flow_from_depth", "flow_to_depth",
-           "flow_from_ps", "flow_to_ps", "flow_kind")

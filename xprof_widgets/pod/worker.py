@@ -13,13 +13,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis.input_pipeline import NON_OP_LINES
 from ..errors import ProfileError
 from ..profile.clock import START_STAT, TASK_ENVIRONMENT
 from ..profile.model import PS_PER_US, Profile
 from ..profile.open import open_profile
 from ..trace import trace_index
 from ..trace.pivot import selection_pivot
+from .busy import busy_index
+
+WINDOW_ARRAYS = ("track_ids", "slice_track", "slice_depth", "slice_start_ps", "slice_end_ps",
+                 "slice_count", "slice_event", "counter_track", "counter_t_ps", "counter_min",
+                 "counter_max", "counter_last", "summary_sections", "summary_section",
+                 "summary_start_ps", "summary_end_ps", "flow_edges", "flow_from_event",
+                 "flow_to_event", "flow_from_track", "flow_to_track", "flow_from_depth",
+                 "flow_to_depth", "flow_from_ps", "flow_to_ps", "flow_kind")
+"""The array columns of a `trace.window.Window`, as a host answers them."""
 
 
 @dataclass(frozen=True)
@@ -108,39 +116,29 @@ class HostServer:
 
     def window(self, lo_ps: int, hi_ps: int, width_px: int, tracks: list[int],
                collapsed: list[int], summary: bool, flows: bool) -> dict[str, Any]:
-        """The level-of-detail window of the tracks (and collapsed sections); with `summary`,
-        the host's busy intervals as one row: the union of its device op lines (every thread of
-        a CPU-only run), gaps of a pixel or more kept."""
-        index = self.index
-        window = index.window(lo_ps / PS_PER_US, hi_ps / PS_PER_US, width_px, tracks=tracks,
-                              collapsed=collapsed, flows=flows)
-        index.prepare_flows()
-        names = np.unique(self.profile.meta[window.slice_event])
-        out = {key: value for key, value in vars(window).items()
-               if isinstance(value, np.ndarray)}
-        out["events_in_window"] = window.events_in_window
-        out["query_ms"] = window.query_ms
-        out["slice_name"] = self.profile.meta[window.slice_event]
+        """The level-of-detail window of the tracks (and collapsed sections), from the trace
+        index (built on first use); with `summary`, the host's busy intervals as one row
+        (pod/busy.py, no trace index needed)."""
+        if tracks or collapsed:
+            index = self.index
+            window = index.window(lo_ps / PS_PER_US, hi_ps / PS_PER_US, width_px, tracks=tracks,
+                                  collapsed=collapsed, flows=flows)
+            index.prepare_flows()
+            out = {key: value for key, value in vars(window).items()
+                   if isinstance(value, np.ndarray)}
+            out["events_in_window"] = window.events_in_window
+        else:
+            out = {key: np.empty(0, np.int64) for key in WINDOW_ARRAYS}
+            out["flow_kind"] = np.empty(0, object)
+            out["events_in_window"] = 0
+        out["slice_name"] = self.profile.meta[out["slice_event"]]
+        names = np.unique(out["slice_name"])
         out["names"] = names
         out["texts"] = self.profile.display_names[names].tolist()
         if summary:
-            out["busy_start_ps"], out["busy_end_ps"] = self._busy(index, lo_ps, hi_ps,
-                                                                  (hi_ps - lo_ps) / width_px)
+            out["busy_start_ps"], out["busy_end_ps"] = busy_index(self.profile).query(
+                lo_ps, hi_ps, (hi_ps - lo_ps) / width_px)
         return out
-
-    def _busy(self, index: Any, lo: int, hi: int, px: float) -> tuple[np.ndarray, np.ndarray]:
-        tracks = self.profile.tracks
-        slices = tracks["kind"] == "slices"
-        ops = slices & (tracks["section_kind"] == "device") & ~tracks["name"].isin(NON_OP_LINES)
-        own = tracks.index[ops if ops.any() else slices].to_numpy()
-        (_, start, end, _, _), _ = index.runs(index.segments(own, depth0_only=True), lo, hi, px)
-        if not start.shape[0]:
-            return start, end
-        order = np.argsort(start, kind="stable")
-        start, end = start[order], end[order]
-        reach = np.maximum.accumulate(end)
-        heads = np.flatnonzero(np.concatenate([[True], start[1:] - reach[:-1] >= px]))
-        return start[heads], np.maximum.reduceat(end, heads)
 
     def search(self, pattern: str, regex: bool, case: bool, limit: int) -> dict[str, Any]:
         found = self.index.search(pattern, regex=regex, case=case, limit=limit)

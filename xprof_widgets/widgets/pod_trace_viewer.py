@@ -6,7 +6,7 @@ row) show every section and track. Windows, search (over the picked hosts), deta
 and box selections are answered by the workers holding those hosts (pod/trace.py): the kernel
 never holds their events.
 
-    tv = xw.TraceViewer(pod)          # the first host shown in full, the others as rows
+    tv = xw.TraceViewer(pod)          # every host one row of busy time
     tv.hosts = pod.hosts[:4]          # four hosts in full
 """
 
@@ -43,7 +43,7 @@ class PodTraceViewer(TraceViewer):
                  host: str | list[str] | None = None, *, height: int = 600,
                  hosts: list[str] | None = None, **kwargs: Any):
         pod = path_or_profile.select(host) if host is not None else path_or_profile
-        picked = list(hosts) if hosts is not None else pod.hosts[:1]
+        picked = list(hosts) if hosts is not None else []
         summary = pod_summary(pod, picked)
         RequestWidget.__init__(self, _summary=summary, window=(0.0, summary["end_us"]),
                                height=height, hosts=picked, **kwargs)

@@ -407,7 +407,7 @@ export class Renderer {
         ctx.font = bold;
         ctx.fillStyle = theme.fg;
         this.text.reset(ctx, bold);
-        const suffix = row.collapsed ? ` (${row.nTracks})` : "";
+        const suffix = row.collapsed && row.kind !== "pod-host" ? ` (${row.nTracks})` : "";
         const text = this.text.fit(ctx, row.label + suffix, LABEL_W - 28);
         if (text) ctx.fillText(text, 20, y + row.h / 2 + 0.5);
       } else {
