@@ -206,3 +206,13 @@ def test_the_magic_opens_a_run_on_a_scheduler(run_dir, cluster, local):
     widget.profile.close()
     with pytest.raises(xw.ProfileError, match="no Dask scheduler answers"):
         dask_client("tcp://127.0.0.1:9", timeout_s=1)
+
+
+def test_a_gpu_pod_lists_its_kernels_as_the_local_run(cluster, tmp_path):
+    run = write_synthetic(tmp_path, 4 * 8000, "gpu", hosts=4)
+    pod, local = xw.open_profile(run, client=cluster), xw.open_profile(run)
+    frames_equal(xw.KernelStats(pod).to_dataframe(), xw.KernelStats(local).to_dataframe())
+    frames_equal(xw.FrameworkOpStats(pod).to_dataframe(),
+                 xw.FrameworkOpStats(local).to_dataframe())
+    frames_equal(xw.OpProfile(pod).to_dataframe(), xw.OpProfile(local).to_dataframe())
+    pod.close()

@@ -34,6 +34,7 @@ import pandas as pd
 from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .hlo_cost import HloCosts
+from .hosts import host_parts
 from .op_profile import is_custom_call
 from .steps import stat_hits, track_events
 
@@ -133,6 +134,14 @@ def kernel_stats(profile: Profile, by_module_name: bool = True) -> pd.DataFrame:
 
 
 def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
+    parts = [p.part for p in host_parts(profile, gpu_kernel_part, by_module_name)
+             if len(p.part)]
+    return _rows(pd.concat(parts, ignore_index=True)) if parts else _empty()
+
+
+def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
+    """One host's part (analysis/hosts.py): a row per kind of kernel launch (kernel, launch
+    parameters, op) with its occurrences and total/min/max ns; `_rows` adds the hosts' up."""
     tracks = profile.tracks
     gpu = tracks.index[tracks["section"].map(lambda s: bool(_GPU.match(s))).to_numpy(bool)]
     events = np.sort(track_events(profile, gpu.to_numpy()))  # file order: planes, lines
@@ -140,7 +149,7 @@ def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     details, details_text = _codes(profile, events, "kernel_details")
     kernels = events[details >= 0]
     if not kernels.shape[0]:
-        return _empty()
+        return pd.DataFrame()
     has_pid, pid = profile.stat_ints(kernels, "program_id")
     columns = {"meta": profile.meta[kernels], "details": details[details >= 0],
                "pid": np.where(has_pid, pid, 0).astype(np.uint64), "has_pid": has_pid}
@@ -178,7 +187,7 @@ def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
                 row["is_op_tensor_core_eligible"] = (_op_eligible(op)
                                                      or row["is_op_tensor_core_eligible"])
         rows.append(row)
-    return _rows(pd.DataFrame(rows))
+    return pd.DataFrame(rows)
 
 
 def _codes(profile: Profile, events: np.ndarray, stat: str) -> tuple[np.ndarray, np.ndarray]:
@@ -248,30 +257,13 @@ def custom_call_kernels(profile: Profile) -> pd.DataFrame:
 
 
 def _custom_calls(profile: Profile) -> pd.DataFrame:
-    md = profile.metadata
-    rows = np.flatnonzero([is_custom_call(str(s.get("hlo_category", "")), str(n))
-                           for n, s in zip(md["name"], md["stats"], strict=True)])
-    tracks = profile.tracks
-    lines = tracks.index[(tracks["name"] == "XLA Ops") & tracks["section"].map(
-        lambda s: bool(_TPU_CORE.match(s))).to_numpy(bool)]
-    events = track_events(profile, lines.to_numpy())
-    events = events[np.isin(profile.meta[events], rows)]
-    if not rows.shape[0] or not events.shape[0]:
+    parts = [p.part for p in host_parts(profile, custom_call_part) if len(p.part)]
+    if not parts:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in CUSTOM_CALL_COLUMNS})
-    present, device = profile.stat_ints(events, "device_duration_ps")
-    duration = np.where(present, device.view(np.int64), profile.duration_ps[events])
-    meta = profile.meta[events]
-    stats = md["stats"].to_numpy()
-    frame = pd.DataFrame({
-        "kernel_name": profile.display_names[meta].astype(str),
-        "program_id": [str(int(stats[m].get("program_id", 0) or 0) & (2**64 - 1))
-                       for m in meta.tolist()],
-        "op_name": [str(stats[m].get("tf_op", "") or "") for m in meta.tolist()],
-        "duration_ps": duration})
-    grouped = frame.groupby(["program_id", "kernel_name"], sort=False).agg(
-        op_name=("op_name", "first"), occurrences=("duration_ps", "size"),
-        total=("duration_ps", "sum"), low=("duration_ps", "min"),
-        high=("duration_ps", "max")).reset_index()
+    grouped = pd.concat(parts, ignore_index=True).groupby(
+        ["program_id", "kernel_name"], sort=False).agg(
+        op_name=("op_name", "first"), occurrences=("occurrences", "sum"),
+        total=("total", "sum"), low=("low", "min"), high=("high", "max")).reset_index()
     grouped = grouped.sort_values(["total", "kernel_name"], ascending=[False, True],
                                   kind="stable").reset_index(drop=True)
     return pd.DataFrame({
@@ -282,6 +274,34 @@ def _custom_calls(profile: Profile) -> pd.DataFrame:
         "avg_duration_us": grouped["total"] / grouped["occurrences"] / 1e6,
         "min_duration_us": grouped["low"] / 1e6, "max_duration_us": grouped["high"] / 1e6,
     })[CUSTOM_CALL_COLUMNS]
+
+
+def custom_call_part(profile: Profile) -> pd.DataFrame:
+    """One host's custom calls: occurrences and total/min/max ps per (program id, kernel)."""
+    md = profile.metadata
+    rows = np.flatnonzero([is_custom_call(str(s.get("hlo_category", "")), str(n))
+                           for n, s in zip(md["name"], md["stats"], strict=True)])
+    tracks = profile.tracks
+    lines = tracks.index[(tracks["name"] == "XLA Ops") & tracks["section"].map(
+        lambda s: bool(_TPU_CORE.match(s))).to_numpy(bool)]
+    events = track_events(profile, lines.to_numpy())
+    events = events[np.isin(profile.meta[events], rows)]
+    if not rows.shape[0] or not events.shape[0]:
+        return pd.DataFrame()
+    present, device = profile.stat_ints(events, "device_duration_ps")
+    duration = np.where(present, device.view(np.int64), profile.duration_ps[events])
+    meta = profile.meta[events]
+    stats = md["stats"].to_numpy()
+    frame = pd.DataFrame({
+        "kernel_name": profile.display_names[meta].astype(str),
+        "program_id": [str(int(stats[m].get("program_id", 0) or 0) & (2**64 - 1))
+                       for m in meta.tolist()],
+        "op_name": [str(stats[m].get("tf_op", "") or "") for m in meta.tolist()],
+        "duration_ps": duration})
+    return frame.groupby(["program_id", "kernel_name"], sort=False).agg(
+        op_name=("op_name", "first"), occurrences=("duration_ps", "size"),
+        total=("duration_ps", "sum"), low=("duration_ps", "min"),
+        high=("duration_ps", "max")).reset_index()
 
 
 def kernel_stats_available(profile: Profile) -> bool:
