@@ -25,7 +25,7 @@ PAINTED = """([x0, y0]) => {
 STEPS_IN_LAST_CAPTURE = (  # the cell's StepTraceAnnotations in the profile the magic showed
     "import xprof_widgets as xw\n"
     "logdir, run = get_ipython().magics_manager.registry['XprofMagics'].last\n"
-    "print(len(xw.open_profile(logdir, run=run).events(name='^e2e_train$')))"
+    "print(len(xw.open_profile(logdir, run=run).events(name=r'^e2e_train \\d+$')))"
 )
 
 CELLS = [

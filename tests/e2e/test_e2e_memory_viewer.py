@@ -167,7 +167,7 @@ def test_memory_viewer_tpu_charts_hover_switch(lab):
 @pytest.mark.e2e
 def test_memory_viewer_cpu_profile(lab):
     page, widget = open_viewer(lab, "memory_viewer_cpu", repr(str(CPU)))
-    assert widget.get_attribute("data-module") == "jit_train_step(4)"
+    assert widget.get_attribute("data-module") == "jit_train_step(8)"  # XProf's program id
     summary = widget.locator(".xw-mv-summary").inner_text()
     assert "13.41 MiB" in summary and "ynn_fusion.3" in summary
     hover_bar(page, "program", 8)

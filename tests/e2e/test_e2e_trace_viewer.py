@@ -535,7 +535,8 @@ def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, timings):
         page.evaluate("() => { window.__xwWatching = false; }")
         draws = page.evaluate(DRAW_TIMES)
         slices = page.evaluate("() => window.__xwSlices")
-        assert len(draws) > 10 and min(slices) > 0, (label, len(draws), min(slices))
+        # Frames drawn while the key was held (how many depends on the machine's load).
+        assert len(draws) >= 3 and min(slices) > 0, (label, len(draws), min(slices))
         rows.append({"what": label, "frames": len(draws), "p50_ms": percentile(draws, 0.5),
                      "p95_ms": percentile(draws, 0.95), "max_ms": max(draws)})
         timings.add(lab.name, f"draw p95 {label}", rows[-1]["p95_ms"] / 1000)
