@@ -8,10 +8,10 @@ framework rows XProf derives: 3.5e5 generated events decode to about 1e6), is op
 `open_profile(run, client=...)` on a LocalCluster of processes: time to the op profile, the
 input pipeline and the overview, the kernel's peak RSS (its scheduler included, as in a
 notebook that starts a LocalCluster), the workers' peak RSS, and the window latency of a host
-held by a worker (first window with its index build, then pans and zooms at 1600 px). The local
-path opens `--local-hosts` hosts of the same run in a fresh kernel (the whole run does not fit
-this machine's memory: its memory guard's answer is printed) and its figures are scaled to every
-host, linearly, as the local path holds every host's columns at once. Each phase runs in a fresh
+held by a worker (first window with its index build, then pans and zooms at 1600 px), and of
+every other host as a busy row. The local path opens the whole run in a fresh kernel when the
+memory guard lets it through, else `--local-hosts` hosts (default 8) with its figures scaled to
+every host, linearly, as the local path holds every host's columns at once. Each phase runs in a fresh
 process (common.measure). The Pod Viewer (xw.PodViewer) is timed when the package has it.
 """
 
@@ -59,8 +59,9 @@ tv = xw.TraceViewer(pod, hosts=[host])
 tracks = tv._picked_tracks().tolist()
 end = pod.duration_us
 t = time.perf_counter()
-tv._window(0.0, end, 1600, tracks=tracks, collapsed=[], view="bench")
+content, _ = tv._window(0.0, end, 1600, tracks=tracks, collapsed=[], view="bench")
 result["first_window_s"] = time.perf_counter() - t
+tv._details(int(pod.frame_of(host).event_base))  # waits for the flows found after a first window
 rng = np.random.default_rng(0)
 latency = []
 for _ in range(200):
@@ -76,6 +77,15 @@ rows = [s for s, k in zip(tv._summary["sections"]["id"], tv._summary["sections"]
 t = time.perf_counter()
 tv._window(0.0, end, 1600, tracks=tracks, collapsed=rows, view="bench")
 result["all_hosts_window_s"] = time.perf_counter() - t
+latency = []
+for _ in range(50):
+    span = end * 10 ** rng.uniform(-3, 0)
+    start = rng.uniform(0, end - span)
+    t = time.perf_counter()
+    tv._window(start, start + span, 1600, tracks=tracks, collapsed=rows, view="bench")
+    latency.append((time.perf_counter() - t) * 1e3)
+result["all_hosts_p50_ms"] = float(np.percentile(latency, 50))
+result["all_hosts_p95_ms"] = float(np.percentile(latency, 95))
 result["events"] = pod.n_events
 result["hosts"] = len(pod.hosts)
 result["kernel_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -109,10 +119,14 @@ result["events"] = profile.n_events
 
 GUARD = """
 import xprof_widgets as xw
+from xprof_widgets.profile.locate import find_runs
+from xprof_widgets.profile.memory_guard import check_memory, estimate_bytes
 result = {{}}
+fs, runs = find_runs({run!r})
+result["need_mb"] = estimate_bytes(fs, runs[-1].hosts) / 1e6
 try:
-    xw.open_profile({run!r})
-    result["guard"] = "opened"
+    check_memory(fs, runs[-1].hosts, {run!r})
+    result["guard"] = ""
 except xw.ProfileError as exc:
     result["guard"] = str(exc)
 """
@@ -139,16 +153,19 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=64)
     parser.add_argument("--events", type=float, default=3.5e5, help="generated events per host")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--local-hosts", type=int, default=8)
+    parser.add_argument("--local-hosts", type=int, default=0,
+                        help="hosts the local path opens (default: all when the memory guard "
+                             "lets the run through, else 8), scaled to every host")
     args = parser.parse_args()
     run = synthetic_run(args.hosts, args.events)
     size = sum(f.stat().st_size for f in run.glob("*.xplane.pb"))
     print(f"run: {args.hosts} hosts, {size / 1e6:.0f} MB of files, {run}", flush=True)
     bare = measure(BARE)["peak_rss_mb"]
+    guard = measure(GUARD.format(run=str(run)))
+    n_local = args.local_hosts or (args.hosts if not guard["guard"] else 8)
     pod = measure(POD.format(run=str(run), workers=args.workers))
-    local = measure(LOCAL.format(run=str(run), n=args.local_hosts))
-    guard = measure(GUARD.format(run=str(run)))["guard"]
-    scale = args.hosts / args.local_hosts
+    local = measure(LOCAL.format(run=str(run), n=n_local))
+    scale = args.hosts / n_local
     local_rss = bare + (local["peak_rss_mb"] - bare) * scale
     rows = [
         ("events (decoded)", f"{pod['events']:,}", f"{local['events']:,} x {scale:g}"),
@@ -164,16 +181,20 @@ def main() -> None:
         ("remote host: first window s (index build)", f"{pod['first_window_s']:.2f}", ""),
         ("remote host: window p50 / p95 ms (1600 px)",
          f"{pod['window_p50_ms']:.1f} / {pod['window_p95_ms']:.1f}", ""),
-        ("window with every other host as a row s", f"{pod['all_hosts_window_s']:.2f}", ""),
+        ("first window with every other host a row s", f"{pod['all_hosts_window_s']:.2f}", ""),
+        ("  then p50 / p95 ms", f"{pod['all_hosts_p50_ms']:.1f} / {pod['all_hosts_p95_ms']:.1f}",
+         ""),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"\n{'':{width}}  {'Dask LocalCluster':>24}  "
-          f"{f'local, {args.local_hosts} hosts scaled to {args.hosts}':>34}")
+    local_title = (f"local, all {args.hosts} hosts" if n_local == args.hosts else
+                   f"local, {n_local} hosts scaled to {args.hosts}")
+    print(f"\n{'':{width}}  {'Dask LocalCluster':>24}  {local_title:>34}")
     for name, a, b in rows:
         print(f"{name:{width}}  {a:>24}  {b:>34}")
     print(f"\nkernel RSS, pod / local: {pod['kernel_peak_mb'] / local_rss:.3f} (bare kernel with "
           f"xprof_widgets, numpy, pandas imported: {bare:.0f} MB)")
-    print(f"the whole run opened locally: {guard}")
+    print(f"memory guard on the whole run: needs about {guard['need_mb']:.0f} MB; "
+          f"{guard['guard'] or 'it fits this machine now'}")
 
 
 if __name__ == "__main__":

@@ -291,10 +291,11 @@ class PodProfile:
 
     def calls(self, requests: dict[str, tuple[str, tuple]]) -> dict[str, Any]:
         """Several hosts' actor calls at once: {host: (method, args)} -> {host: result}."""
+        servers = self._servers_for(list(requests))
         pending = {}
         for host, (method, args) in requests.items():
             try:
-                pending[host] = getattr(self._server(host), method)(*args)
+                pending[host] = getattr(servers[host], method)(*args)
             except (OSError, RuntimeError):
                 self._servers.pop(host, None)
         out = {}
@@ -312,16 +313,26 @@ class PodProfile:
         return out
 
     def _server(self, host: str) -> Any:
-        if host not in self._servers:
-            pod_host = self._pod_hosts[self.hosts.index(host)]
-            gather(self.client, {host: pod_host.future}, "decoding", DECODE_TIMEOUT_S)
-            where = list(self.client.who_has([pod_host.future]).get(pod_host.future.key, ()))
-            actor = self.client.submit(HostServer, pod_host.future, actor=True, pure=False,
-                                       workers=where or None, allow_other_workers=not where,
-                                       key=f"xprof-trace-{host}-{uuid.uuid4().hex[:8]}")
-            self._servers[host] = gather(self.client, {host: actor}, "starting its trace server",
-                                         self.timeout_s)[host]
-        return self._servers[host]
+        return self._servers_for([host])[host]
+
+    def _servers_for(self, hosts: list[str]) -> dict[str, Any]:
+        """The hosts' actors, the missing ones made at once, each on the worker holding its
+        host (decoded again first by Dask if that worker died)."""
+        missing = [h for h in hosts if h not in self._servers]
+        if missing:
+            futures = {h: self._pod_hosts[self.hosts.index(h)].future for h in missing}
+            gather(self.client, futures, "decoding", DECODE_TIMEOUT_S)
+            holders = self.client.who_has(list(futures.values()))
+            token = uuid.uuid4().hex[:8]
+            actors = {}
+            for host, future in futures.items():
+                where = list(holders.get(future.key, ()))
+                actors[host] = self.client.submit(
+                    HostServer, future, actor=True, pure=False, workers=where or None,
+                    allow_other_workers=not where, key=f"xprof-trace-{host}-{token}")
+            self._servers.update(gather(self.client, actors, "starting its trace server",
+                                        self.timeout_s))
+        return {h: self._servers[h] for h in hosts}
 
     # ---- one host in the kernel ---------------------------------------------------------------
     def local(self) -> Any:

@@ -9,6 +9,7 @@ window's pixel size. Search, details, aggregates and box selections go to the ho
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,7 +137,7 @@ class PodTrace:
                 lo - f.shift_ps, hi - f.shift_ps, width,
                 by_track.get(h, np.empty(0, np.int64)).tolist(),
                 by_section.get(h, np.empty(0, np.int64)).tolist(), h in rows, bool(flows)))
-        answers = pod.calls(requests)
+        answers = {host: pickle.loads(data) for host, data in pod.calls(requests).items()}
         parts = [self._moved(answers[pod.hosts[h]], pod.frames[h]) for h in asked]
         joined = {key: np.concatenate([p[key] for p in parts]) if parts else np.empty(0)
                   for key in _ARRAYS}
