@@ -29,6 +29,7 @@ __all__ = [
     "HloStats",
     "InputPipeline",
     "KernelStats",
+    "MemoryProfile",
     "MemoryViewer",
     "OpProfile",
     "Profile",

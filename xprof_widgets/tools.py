@@ -48,6 +48,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("hlo_stats", "HLO Stats", ".widgets.hlo_stats", "HloStats", lambda p: _has("hlo_stats", p)),
     Tool("roofline", "Roofline Model", ".widgets.hlo_stats", "RooflineModel",
          lambda p: _has("roofline_model", p)),
+    Tool("memory_profile", "Memory Profile", ".widgets.memory_profile", "MemoryProfile",
+         lambda p: _has("memory_profile", p)),
 )
 KEYS = tuple(t.key for t in TOOLS)
 

@@ -16,7 +16,7 @@ from xprof_widgets.analysis.memory_profile import (
     UNUSED_PREALLOCATED,
     analyze_memory_profile,
     data_type_name,
-    has_memory_profile,
+    memory_profile_available,
     timeline_rows,
 )
 
@@ -59,7 +59,7 @@ def test_snapshots_steps_and_inherited_metadata(tmp_path):
         free(90, 0, 2 * MIB, 0x20),  # between the steps: the next step's
         alloc(200, 1 * MIB, 1 * MIB, 0x30, "late"),  # after every step: the last + 1
     ])
-    assert has_memory_profile(profile)
+    assert memory_profile_available(profile)
     snaps = analyze_memory_profile(profile).allocator("GPU_0_bfc").snapshots
     assert snaps["step"].tolist() == [10, 10, 10, 11, 12]
     assert snaps["activity"].tolist() == ["allocation"] * 2 + ["deallocation"] * 2 + [
@@ -121,7 +121,7 @@ def test_no_steps_and_no_events(tmp_path):
     profile = profile_of(tmp_path, [alloc(1, MIB, MIB, 0x1, "a")], steps=())
     assert analyze_memory_profile(profile).allocator().snapshots["step"].tolist() == [-1]
     plain = xw.open_profile(DATA / "jax_cpu_demo.xplane.pb")
-    assert not has_memory_profile(plain)
+    assert not memory_profile_available(plain)
     assert analyze_memory_profile(plain).summary().empty
 
 

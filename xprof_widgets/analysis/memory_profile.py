@@ -238,7 +238,7 @@ def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
     return profile.memo(("memory_profile",), lambda: _analyze(profile))
 
 
-def has_memory_profile(profile: Profile) -> bool:
+def memory_profile_available(profile: Profile) -> bool:
     """Whether any host plane holds an allocator event (cheap: no stat is read)."""
     return bool(_allocator_events(profile).shape[0])
 

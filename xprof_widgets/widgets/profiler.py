@@ -92,6 +92,9 @@ class Profiler(ipywidgets.VBox):
     # ---- links between tools ----------------------------------------------------------------
     def _on_link(self, change: dict) -> None:
         request = change["new"] or {}
+        if request.get("tool") == "trace" and request.get("time_us") is not None:
+            self.show_moment_in_trace(float(request["time_us"]), request.get("event"))
+            return
         op = request.get("op")
         if not op:
             return
@@ -115,6 +118,23 @@ class Profiler(ipywidgets.VBox):
 
     def show_in_op_profile(self, op: str) -> None:
         """Filters the Op Profile to one op (by its name)."""
+    def show_moment_in_trace(self, time_us: float, event: int | None = None) -> None:
+        """Moves the Trace Viewer to a moment (us) and selects the slices running then on the
+        thread of `event` (an allocator event's thread: the ops that allocated or freed)."""
+        viewer = self.show("trace")
+        selected = np.empty(0, np.int64)
+        if event is not None:
+            t = self.profile.tracks
+            own = t.loc[int(self.profile.track_of(np.array([int(event)]))[0])]
+            thread = t.index[(t["host"] == own["host"]) & (t["section"] == own["section"])
+                             & (t["name"] == own["name"]) & (t["kind"] == "slices")]
+            if len(thread):
+                selected = self.profile.event_indices(time_us, time_us, track=list(thread))
+        innermost = float(self.profile.duration_ps[selected].min()) / 1e6 if len(selected) else 0
+        pad = max(innermost * 4, 10.0)
+        viewer.window = (time_us - pad, time_us + pad)
+        viewer.selected_events = selected[:1000].tolist()
+
         table = self.show("op")
         table.name_filter = f"^{re.escape(op)}$"
 

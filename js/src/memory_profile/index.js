@@ -1,0 +1,11 @@
+// The MemoryProfile widget's front end (anywidget module): host and allocator pickers, the
+// allocator's summary, its memory timeline with a card for the hovered snapshot, and the
+// allocations live at the peak; data from xprof_widgets/widgets/memory_profile.py.
+import { MemoryProfileView } from "./view.js";
+
+export default {
+  render({ model, el }) {
+    const view = new MemoryProfileView(model, el);
+    return () => view.dispose();
+  },
+};

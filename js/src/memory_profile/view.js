@@ -1,0 +1,215 @@
+// The MemoryProfile's controller: host and allocator pickers synced both ways with the kernel's
+// traits, the chart template fetched once, then one `view` request per choice (a newer choice
+// replaces an older request). data-ready on the root: "0" while a choice loads, "1" once drawn
+// (a message included), "error" on failure; data-host and data-memory say what is drawn.
+import { loadBokeh } from "../charts/bokeh.js";
+import { h } from "../lib/dom.js";
+import * as fmt from "../lib/format.js";
+import { DataTable, rowsOf } from "../lib/table.js";
+import { RequestError, request } from "../lib/transport.js";
+import { TimelineChart } from "./chart.js";
+import { decodeSnapshots, snapshotAt, snapshotRows } from "./snapshots.js";
+import { CSS } from "./style.js";
+
+const STYLE_ID = "xw-memory-profile-style";
+const BUSY = "Waiting for the kernel (a cell may be running)…";
+const COLUMNS = [
+  { key: "op_name", label: "Op name", align: "left" },
+  { key: "allocation_bytes", label: "Allocation size", format: fmt.bytes, title: "Bytes the allocator gave (allocation_bytes)" },
+  { key: "requested_bytes", label: "Requested size", format: fmt.bytes, title: "Bytes the op asked for (requested_bytes)" },
+  { key: "occurrences", label: "Occurrences", title: "Identical allocations live at the peak" },
+  { key: "region_type", label: "Region type", align: "left", facet: true },
+  { key: "data_type", label: "Data type", align: "left", facet: true, format: (v) => (v === "INVALID" ? fmt.DASH : v) },
+  { key: "shape", label: "Shape", align: "left" },
+];
+
+function ensureStyle() {
+  if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
+}
+
+function tile(label, value, sub) {
+  return h("div", { className: "xw-mp-tile" }, h("span", { className: "xw-mp-tile-label" }, label),
+    h("span", { className: "xw-mp-tile-value" }, value), sub ? h("span", { className: "xw-mp-tile-sub" }, sub) : null);
+}
+
+/** The summary tiles of one allocator (XProf's memory profile summary). */
+export function summaryTiles(s) {
+  const step = s.peak_step < 0 ? "" : `, step ${s.peak_step}`;
+  return [
+    tile("Allocations", fmt.count(s.num_allocs)),
+    tile("Deallocations", fmt.count(s.num_deallocs)),
+    tile("Memory capacity", fmt.bytes(s.capacity_bytes)),
+    tile("Lifetime peak heap", fmt.bytes(s.lifetime_peak_bytes), "high-water mark, may be before the profile"),
+    tile("Peak in the window", fmt.bytes(s.peak_bytes), `stack + heap, at ${fmt.time(s.peak_time_us)}${step}`),
+    tile("At the peak", `${fmt.bytes(s.peak_stack_bytes)} stack · ${fmt.bytes(s.peak_heap_bytes)} heap`,
+      `${fmt.bytes(s.peak_free_bytes)} free · fragmentation ${fmt.pct(100 * s.peak_fragmentation, 2)}`),
+  ];
+}
+
+export class MemoryProfileView {
+  constructor(model, el) {
+    ensureStyle();
+    this.model = model;
+    this.el = el;
+    this.abort = new AbortController();
+    this.disposed = false;
+    this.chart = null;
+    this.snapshots = null;
+    el.classList.add("xw-mp");
+    el.dataset.ready = "0";
+    this.build();
+    if (model.get("_error")) {
+      this.message.replaceChildren(h("b", {}, "No allocator events in this profile"), model.get("_error"));
+      this.message.hidden = false;
+      this.body.hidden = true;
+      this.el.dataset.state = "message";
+      this.el.dataset.ready = "1";
+      return;
+    }
+    this.listeners = [
+      ["change:_choices", () => this.syncOptions()],
+      ["change:host", () => this.choiceChanged()],
+      ["change:memory_id", () => this.choiceChanged()],
+    ];
+    for (const [event, fn] of this.listeners) model.on(event, fn);
+    this.start().catch((error) => this.fail(error));
+  }
+
+  build() {
+    const m = this.model;
+    this.hostSelect = h("select", { title: "host", onchange: () => this.set("host", this.hostSelect.value) });
+    this.memorySelect = h("select", { title: "allocator (memory id)", onchange: () => this.set("memory_id", this.memorySelect.value) });
+    this.status = h("div", { className: "xw-mp-status" });
+    this.summary = h("div", { className: "xw-mp-tiles" });
+    this.chartBox = h("div", { className: "xw-mp-chart", dataset: { chart: "timeline" } });
+    this.card = h("div", { className: "xw-mp-card" });
+    this.note = h("div", { className: "xw-mp-note" });
+    this.tableTitle = h("div", { className: "xw-mp-section" });
+    this.table = new DataTable({ columns: COLUMNS, sort: { key: "allocation_bytes", descending: true },
+      csvName: "memory_breakdown.csv", placeholder: "Filter by op, region, data type or shape" });
+    this.message = h("div", { className: "xw-mp-message", hidden: true });
+    this.body = h("div", { className: "xw-mp-body" },
+      h("div", { className: "xw-mp-summary" }, this.summary),
+      h("div", { className: "xw-mp-timeline" }, h("div", { className: "xw-mp-plot" }, this.chartBox, this.note), this.card),
+      h("div", { className: "xw-mp-breakdown" }, this.tableTitle, this.table.el));
+    this.el.replaceChildren(
+      h("div", { className: "xw-mp-head" }, h("span", { className: "xw-mp-title" }, "Memory profile"),
+        h("span", { className: "xw-mp-source", title: m.get("title") }, m.get("title")),
+        h("label", {}, "Host", this.hostSelect), h("label", {}, "Memory", this.memorySelect)),
+      this.status, this.message, this.body);
+    this.syncOptions();
+  }
+
+  syncOptions() {
+    const choices = this.model.get("_choices") ?? {};
+    const fill = (select, values) => {
+      const current = [...select.options].map((o) => o.value);
+      if (current.length !== values.length || current.some((v, i) => v !== values[i])) {
+        select.replaceChildren(...values.map((v) => h("option", { value: v }, v)));
+      }
+    };
+    fill(this.hostSelect, Object.keys(choices));
+    fill(this.memorySelect, choices[this.model.get("host")] ?? []);
+    this.hostSelect.value = this.model.get("host");
+    this.memorySelect.value = this.model.get("memory_id");
+    this.hostSelect.parentElement.hidden = this.hostSelect.options.length < 2;
+    this.memorySelect.disabled = this.memorySelect.options.length < 2;
+  }
+
+  set(name, value) {
+    this.model.set(name, value);
+    this.model.save_changes();
+    this.choiceChanged();
+  }
+
+  async start() {
+    this.status.textContent = "Loading the chart…";
+    const onBusy = () => { this.status.textContent = BUSY; };
+    const bokeh = await loadBokeh(this.model, { onBusy });
+    const answer = await request(this.model, "charts", {}, { onBusy });
+    if (!answer || this.disposed) return;
+    this.chart = new TimelineChart(bokeh, answer.content, this.chartBox, {
+      hover: (i) => this.showCard(i),
+      click: (timeUs) => this.link(timeUs),
+    });
+    await this.chart.embed(this.abort.signal);
+    if (!this.disposed) await this.refresh();
+  }
+
+  choiceChanged() {
+    this.syncOptions();
+    if (!this.chart || this.refreshQueued) return;
+    this.refreshQueued = true;
+    queueMicrotask(() => {
+      this.refreshQueued = false;
+      this.refresh().catch((error) => this.fail(error));
+    });
+  }
+
+  async refresh() {
+    if (this.disposed) return;
+    this.el.dataset.ready = "0";
+    this.status.textContent = `Loading ${this.model.get("memory_id")} on ${this.model.get("host")}…`;
+    const answer = await request(this.model, "view", {}, { channel: "view", onBusy: () => { this.status.textContent = BUSY; } });
+    if (!answer || this.disposed) return;
+    this.draw(answer.content, answer.buffers);
+  }
+
+  draw(content, buffers) {
+    this.status.textContent = "";
+    this.el.dataset.host = content.host;
+    this.el.dataset.memory = content.memory_id;
+    const s = content.summary;
+    this.scale = content.scale;
+    this.summary.replaceChildren(...summaryTiles(s));
+    this.snapshots = decodeSnapshots(buffers, content.timeline.texts);
+    this.chart.update(this.snapshots, content.unit, s, content.free_hidden);
+    const t = content.timeline;
+    this.note.textContent = (t.points < t.snapshots
+      ? `${fmt.count(t.snapshots)} snapshots, ${fmt.count(t.points)} drawn (the largest stack + heap of each window). ` : "")
+      + (content.free_hidden ? "Free memory is hidden (it dwarfs the rest); click its legend entry to show it." : "");
+    this.tableTitle.textContent = `Allocations live at the peak (${fmt.bytes(s.peak_bytes)} at ${fmt.time(s.peak_time_us)}`
+      + `${s.peak_step < 0 ? "" : `, step ${s.peak_step}`}): what the allocator held, identical ones merged`;
+    this.table.setRows(rowsOf(content.breakdown));
+    this.showCard(snapshotAt(this.snapshots.time_us, s.peak_time_us));
+    this.el.dataset.ready = "1";
+  }
+
+  showCard(i) {
+    const s = this.snapshots;
+    if (!s || !s.time_us.length) return;
+    this.card.dataset.snapshot = String(i);
+    const rows = snapshotRows(s, i, this.scale);
+    const hint = this.model.get("_linked")
+      ? "Click the timeline to show that moment in the Trace Viewer." : "Hover the timeline to see its snapshots here.";
+    this.card.replaceChildren(...[
+      h("div", { className: "xw-mp-card-title" }, `${s.activity[i]} at ${fmt.time(s.time_us[i])}`),
+      h("dl", {}, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
+      h("div", { className: "xw-mp-card-hint" }, hint),
+      this.linkSent ? h("div", { className: "xw-mp-card-sent" }, this.linkSent) : null].filter(Boolean));
+  }
+
+  /** Ask the suite for a moment in the Trace Viewer: the time, and the event of the snapshot there. */
+  link(timeUs) {
+    if (!this.snapshots?.time_us.length) return;
+    const i = snapshotAt(this.snapshots.time_us, timeUs);
+    this.model.set("link", { tool: "trace", time_us: timeUs, event: this.snapshots.event[i], at: Date.now() });
+    this.model.save_changes();
+    this.linkSent = `link = {tool: "trace", time_us: ${timeUs.toFixed(3)}}`;
+    this.showCard(i);
+  }
+
+  fail(error) {
+    if (this.disposed) return;
+    const text = error instanceof RequestError ? error.message : String(error?.message ?? error);
+    this.status.replaceChildren(h("span", { className: "xw-mp-error" }, text));
+    this.el.dataset.ready = "error";
+  }
+
+  dispose() {
+    this.disposed = true;
+    this.abort.abort();
+    for (const [event, fn] of this.listeners ?? []) this.model.off(event, fn);
+    this.chart?.dispose();
+  }
+}

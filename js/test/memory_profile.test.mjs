@@ -1,0 +1,50 @@
+// The memory profile view's pure parts: decoding the timeline's columns, the snapshot that
+// holds at a time, and what a snapshot's card says.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { decodeSnapshots, snapshotAt, snapshotRows } from "../src/memory_profile/snapshots.js";
+
+const bytes = (typedArray) => new Uint8Array(typedArray.buffer);
+
+function answer() {
+  const floats = [[1, 2, 5], [0, 0, 0], [1, 1.5, 0.5], [9, 8.5, 9.5], [0, 25, 12.5], [1024, 512, 1024], [1024, 512, 1024]];
+  const ints = [[3, 3, -1], [10, 11, 12]];
+  const codes = [[0, 0, 1], [1, 0, 1], [0, 0, 0], [1, 1, 0], [0, 0, 0]];
+  const buffers = [...floats.map((f) => bytes(Float64Array.from(f))), ...ints.map((i) => bytes(Int32Array.from(i))),
+    ...codes.map((c) => bytes(Int32Array.from(c)))];
+  const texts = { activity: ["allocation", "deallocation"], op_name: ["", "dense/MatMul"], region_type: ["output"],
+    data_type: ["INVALID", "float"], shape: ["[4,8]"] };
+  return decodeSnapshots(buffers, texts);
+}
+
+test("the answer's buffers become named columns, text by its codes", () => {
+  const s = answer();
+  assert.deepEqual(Array.from(s.time_us), [1, 2, 5]);
+  assert.deepEqual(Array.from(s.event), [10, 11, 12]);
+  assert.deepEqual(s.activity, ["allocation", "allocation", "deallocation"]);
+  assert.deepEqual(s.op_name, ["dense/MatMul", "", "dense/MatMul"]);
+  assert.deepEqual(s.data_type, ["float", "float", "INVALID"]);
+});
+
+test("the snapshot that holds at a time is the last at or before it", () => {
+  const times = Float64Array.from([1, 2, 2, 5]);
+  assert.equal(snapshotAt(times, 0), 0);
+  assert.equal(snapshotAt(times, 1), 0);
+  assert.equal(snapshotAt(times, 2), 2);
+  assert.equal(snapshotAt(times, 4.9), 2);
+  assert.equal(snapshotAt(times, 99), 3);
+  assert.equal(snapshotAt(new Float64Array(0), 3), 0);
+});
+
+test("a card lists XProf's tooltip fields, dashes for what the event lacks", () => {
+  const rows = Object.fromEntries(snapshotRows(answer(), 2, 1 << 20));
+  assert.equal(rows.Event, "deallocation");
+  assert.equal(rows.Op, "dense/MatMul");
+  assert.equal(rows.Step, "no steps marked");
+  assert.equal(rows["Data type"], "—");
+  assert.equal(rows.Allocated, "1.00 KiB");
+  assert.equal(rows["In use"], "512.00 KiB (stack 0 B, heap 512.00 KiB)");
+  assert.equal(rows.Free, "9.50 MiB");
+  assert.equal(rows.Fragmentation, "12.50%");
+  assert.equal(Object.fromEntries(snapshotRows(answer(), 0, 1 << 20)).Step, "3");
+});

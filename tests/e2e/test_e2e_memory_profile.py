@@ -1,0 +1,163 @@
+"""MemoryProfile in real JupyterLab and Notebook 7: the summary, timeline and breakdown draw;
+hovering the timeline fills the snapshot card; the allocator picker and the Python traits switch
+allocators both ways; free memory starts hidden where it dwarfs the rest; a profile without
+allocator events says where they come from; in the suite, a click on the timeline shows that
+moment in the Trace Viewer."""
+
+from __future__ import annotations
+
+import shutil
+
+import harness
+import pytest
+
+DATA = harness.REPO / "tests" / "data"
+TPU = DATA / "tpu_v6e_inference.xplane.pb"
+TF = DATA / "tf_keras_cpu_slow_map.xplane.pb"
+GPU = DATA / "synthetic_gpu_allocator.xplane.pb"
+READY = ".xw-mp[data-ready='1']"
+
+# Page coordinates of time `ms` (the x of the data) at height fraction `f` of the plot frame.
+PLOT_POINT = """([ms, f]) => {
+  const host = document.querySelector(".xw-mp [data-chart='timeline']");
+  const plot = [...window.Bokeh.index].find((v) => host.contains(v.el));
+  const canvas = plot.canvas_view.el.getBoundingClientRect();
+  const frame = plot.frame.bbox;
+  return {x: canvas.left + plot.frame.x_scale.compute(ms), y: canvas.top + frame.top + f * frame.height};
+}"""
+# A column of the timeline's data source, or whether the free-memory area is drawn.
+SOURCE = """(name) => {
+  const host = document.querySelector(".xw-mp [data-chart='timeline']");
+  const plot = [...window.Bokeh.index].find((v) => host.contains(v.el));
+  const doc = plot.model.document;
+  return name === "free_visible" ? doc.get_model_by_name("free_area").visible
+    : [...doc.get_model_by_name("timeline").data[name]];
+}"""
+
+
+def open_profile(app, name: str, source: str):
+    cells = [f"import xprof_widgets as xw\nmp = xw.MemoryProfile({source})\nmp"]
+    page = app.open_and_run(app.notebook(f"{name}.ipynb", cells))
+    app.wait_ready(page, READY)
+    return page, page.locator(".xw-mp")
+
+
+def wait_drawn(page, memory: str) -> None:
+    page.wait_for_selector(f"{READY}[data-memory='{memory}']", timeout=20_000)
+
+
+def picture(page, widget, name: str) -> None:
+    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
+    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
+    widget.scroll_into_view_if_needed()
+    page.wait_for_timeout(600)  # Bokeh redraws at the new size
+    harness.screenshot(widget, name)
+
+
+def hover_at(page, ms: float) -> None:
+    page.locator(".xw-mp [data-chart='timeline']").scroll_into_view_if_needed()
+    point = page.evaluate(PLOT_POINT, [ms, 0.5])
+    page.mouse.move(point["x"], point["y"])
+
+
+@pytest.mark.e2e
+def test_memory_profile_tpu_allocators(lab):
+    page, widget = open_profile(lab, "memory_profile_tpu", repr(str(TPU)))
+    assert widget.get_attribute("data-memory") == "0"
+    summary = widget.locator(".xw-mp-summary").inner_text()
+    assert "20.02 GiB" in summary and "33550237696" not in summary  # peak, in binary units
+    assert "117" in summary and "31.25 GiB" in summary  # allocations, capacity
+    options = widget.locator("select").nth(1).locator("option").all_inner_texts()
+    assert options == ["0", "1", "2", "3"]
+    assert widget.locator("select").first.is_hidden()  # one host: no host picker
+    table = widget.locator(".xw-dt")
+    assert table.get_attribute("data-rows") == "6"
+    assert table.locator("tbody tr").first.inner_text().startswith("stack")
+    assert page.evaluate(SOURCE, "free_visible") is True  # capacity near the peak: shown
+    # The card starts at the peak; hovering the timeline shows the snapshot under the pointer.
+    card = widget.locator(".xw-mp-card")
+    assert "In use\n20.02 GiB (stack 20.02 GiB, heap 837.13 KiB)" in card.inner_text()
+    times = page.evaluate(SOURCE, "x")
+    hover_at(page, (times[5] + times[6]) / 2)
+    page.wait_for_function("() => document.querySelector('.xw-mp-card').dataset.snapshot === '5'",
+                           timeout=10_000)
+    assert "allocation" in card.inner_text()
+    picture(page, widget, "memory_profile_tpu")
+
+    # The picker switches allocators; so does the trait, from Python.
+    widget.locator("select").nth(1).select_option("2")
+    wait_drawn(page, "2")
+    assert harness.run_in_kernel(page, "print(mp.memory_id)").strip() == "2"
+    harness.run_in_kernel(page, "mp.memory_id = '3'")
+    wait_drawn(page, "3")
+    assert widget.locator("select").nth(1).input_value() == "3"
+
+
+@pytest.mark.e2e
+def test_memory_profile_tensorflow_cpu(lab):
+    page, widget = open_profile(lab, "memory_profile_tf", repr(str(TF)))
+    assert widget.get_attribute("data-memory") == "mklcpu"
+    assert page.evaluate(SOURCE, "free_visible") is False  # 23.6 GiB of RAM beside 7.5 MiB
+    assert "Free memory is hidden" in widget.locator(".xw-mp-note").inner_text()
+    assert len(page.evaluate(SOURCE, "x")) == 192
+    title = widget.locator(".xw-mp-section").inner_text()
+    assert "7.50 MiB" in title and "step 14" in title
+    table = widget.locator(".xw-dt")
+    assert "unused preallocated device memory" in table.inner_text()
+    table.locator("input.xw-dt-filter").fill("adam")
+    assert int(table.get_attribute("data-rows")) >= 1
+    assert "unused preallocated" not in table.locator("tbody").inner_text()
+    table.locator("input.xw-dt-filter").fill("")
+    picture(page, widget, "memory_profile_tf")
+
+
+@pytest.mark.e2e
+def test_memory_profile_gpu_in_notebook7(notebook7):
+    page, widget = open_profile(notebook7, "memory_profile_gpu", repr(str(GPU)))
+    assert widget.get_attribute("data-memory") == "GPU_0_bfc"
+    assert "1,123 snapshots" not in widget.inner_text()  # all drawn: under the view's limit
+    assert len(page.evaluate(SOURCE, "x")) == 1123
+    widget.locator("select").nth(1).select_option("GPU_1_bfc")
+    wait_drawn(page, "GPU_1_bfc")
+    rows = int(widget.locator(".xw-dt").get_attribute("data-rows"))
+    assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))"))
+    picture(page, widget, "memory_profile_gpu_notebook7")
+
+
+@pytest.mark.e2e
+def test_memory_profile_without_allocator_events(notebook7):
+    _, widget = open_profile(notebook7, "memory_profile_none",
+                             repr(str(DATA / "jax_cpu_demo.xplane.pb")))
+    assert widget.get_attribute("data-state") == "message"
+    message = widget.locator(".xw-mp-message").inner_text()
+    assert "MemoryAllocation" in message and "Memory Viewer" in message
+    assert widget.locator(".xw-mp-body").is_hidden()
+
+
+@pytest.mark.e2e
+def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
+    run = lab.server.root / "mp_logdir" / "plugins" / "profile" / "2026_11_29_00_00_00"
+    run.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(TF, run / "vm.xplane.pb")
+    source = "import xprof_widgets as xw\nsuite = xw.Profiler('mp_logdir', tool='memory_profile')"
+    cells = [f"{source}\nsuite"]
+    page = lab.open_and_run(lab.notebook("memory_profile_suite.ipynb", cells))
+    lab.wait_ready(page, READY)
+    widget = page.locator(".xw-mp")
+    assert "Click the timeline" in widget.locator(".xw-mp-card").inner_text()
+    times = page.evaluate(SOURCE, "x")
+    ms = (times[40] + times[41]) / 2
+    point = page.evaluate(PLOT_POINT, [ms, 0.9])
+    page.mouse.click(point["x"], point["y"])
+    for _ in range(50):
+        shown = harness.run_in_kernel(page, (
+            "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))
+        if shown.startswith("trace"):
+            break
+        page.wait_for_timeout(100)
+    key, start, end = shown.split()
+    assert key == "trace" and float(start) < ms * 1000 < float(end)
+    selected = harness.run_in_kernel(page, (
+        "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
+        "['name'])))"))
+    assert "ExecutorState::Process" in selected  # TensorFlow's executor, on the allocating thread

@@ -1,0 +1,263 @@
+"""`MemoryProfile`: XProf's memory profile (the allocators' view) in a notebook cell.
+
+The widget syncs the choice (`host`, `memory_id`) and the allocators each host has; the view
+asks for the chart template once and for the chosen allocator's figures on every change: the
+summary, the timeline (stack, heap and free memory, fragmentation; reduced to a few thousand
+snapshots as XProf reduces its timeline) and the breakdown of the allocations live at the peak.
+Clicking the timeline asks the suite to show that moment in the Trace Viewer.
+
+    mp = xw.MemoryProfile("/logs/run")
+    mp.summary()                     # one row per host and allocator
+    mp.timeline("GPU_0_bfc")         # every snapshot of one allocator
+    mp.breakdown()                   # the allocations live at the peak, as the table shows them
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import traitlets
+
+from ..analysis.memory_profile import (
+    AllocatorMemory,
+    MemoryProfileAnalysis,
+    analyze_memory_profile,
+)
+from ..errors import ProfileError
+from ..profile.model import Profile
+from ..profile.open import open_profile
+from . import _charts
+from ._base import RequestWidget, handler, jsonable
+from ._table import CsvExport, columnar
+from .memory_viewer import unit_of
+
+VIEW_POINTS = 4000
+"""Snapshots the view's timeline keeps (XProf's max box filter; XProf itself keeps 1,000)."""
+FREE_HIDDEN_ABOVE = 10
+"""The free-memory area starts hidden when capacity exceeds the peak this many times (a CPU
+allocator's free memory is the machine's RAM, which would flatten the rest)."""
+_TEXT_COLUMNS = ("activity", "op_name", "region_type", "data_type", "shape")
+_NO_DATA = (
+    "{source} holds no allocator events, so there is no memory profile: the memory profile "
+    "reads the MemoryAllocation / MemoryDeallocation events that TensorFlow's allocators (and "
+    "the TPU runtime) write on /host:CPU. JAX on CPU and GPU and PyTorch write none; for XLA "
+    "programs the Memory Viewer shows the compiler's buffer assignment instead.")
+
+
+class MemoryProfile(RequestWidget, CsvExport):
+    """Memory held by each allocator over the profile: stack, heap, free, fragmentation, and
+    what was live at the peak.
+
+    Args:
+        path_or_profile: a logdir, run directory, `.xplane.pb` file, fsspec URL, or a `Profile`
+            from `xprof_widgets.open_profile`.
+        memory_id: the allocator shown (`GPU_0_bfc`, `mklcpu`, a TPU's index); default: the
+            first of the host's, in XProf's order.
+        host: the host shown (default: the first with allocator events); every host of the
+            run is opened, and the view's picker switches between them.
+        run: which run to open (default: the newest).
+    """
+
+    _bundle = "memory_profile.js"
+
+    host = traitlets.Unicode("", help="The host shown.").tag(sync=True)
+    memory_id = traitlets.Unicode("", help="The allocator shown (a memory id of the host)."
+                                  ).tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    _choices = traitlets.Dict(help="Memory ids per host.").tag(sync=True)
+    _error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, path_or_profile: str | os.PathLike | Profile, memory_id: str | None = None,
+                 *, host: str | None = None, run: str | None = None, **kwargs: Any):
+        profile = open_profile(path_or_profile, run=run)
+        self.profile = profile
+        self.analysis: MemoryProfileAnalysis = analyze_memory_profile(profile)
+        choices: dict[str, list[str]] = {}
+        for h, m in self.analysis.allocators:
+            choices.setdefault(h, []).append(m)
+        state: dict[str, Any] = {"title": _title(profile), "_choices": choices}
+        if not choices:
+            state["_error"] = _NO_DATA.format(source=profile.source)
+        else:
+            chosen = self.analysis.allocator(memory_id, host)
+            state.update(host=chosen.host, memory_id=chosen.memory_id)
+        super().__init__(**state, **kwargs)
+
+    @traitlets.validate("host")
+    def _check_host(self, proposal: dict) -> str:
+        host = proposal["value"]
+        if self._choices and host not in self._choices:
+            raise traitlets.TraitError(f"no allocator events on host {host!r}; hosts with "
+                                       f"them: {', '.join(self._choices)}")
+        return host
+
+    @traitlets.validate("memory_id")
+    def _check_memory_id(self, proposal: dict) -> str:
+        memory_id = str(proposal["value"])
+        if self._choices and memory_id not in self._choices.get(self.host, []):
+            raise traitlets.TraitError(f"host {self.host} has no allocator {memory_id!r}; it "
+                                       f"has {', '.join(self._choices.get(self.host, []))}")
+        return memory_id
+
+    @traitlets.observe("host")
+    def _host_changed(self, change: dict) -> None:
+        ids = self._choices.get(change["new"], [])
+        if ids and self.memory_id not in ids:
+            self.memory_id = ids[0]
+
+    # ---- the pandas face ----------------------------------------------------------------------
+    def allocator(self, memory_id: str | None = None, host: str | None = None) -> AllocatorMemory:
+        """One allocator's analysis (default: the one shown); raises ProfileError without any."""
+        if self._error:
+            raise ProfileError(self._error)
+        if memory_id is None and host is None:
+            memory_id, host = self.memory_id, self.host
+        return self.analysis.allocator(memory_id, host)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per host and allocator: host, memory_id, num_allocs, num_deallocs,
+        capacity_bytes, peak_bytes (stack + heap), peak_heap_bytes, peak_stack_bytes,
+        peak_free_bytes, peak_fragmentation, peak_time_us, peak_step, lifetime_peak_bytes."""
+        return self.analysis.summary()
+
+    def timeline(self, memory_id: str | None = None, host: str | None = None,
+                 max_points: int | None = None) -> pd.DataFrame:
+        """Every snapshot of an allocator in time order (time_us, activity, stack, heap and free
+        bytes, fragmentation, sizes, address, op_name, step, region_type, data_type, shape,
+        event); `max_points` reduces them as XProf does (the largest heap + stack per window)."""
+        return self.allocator(memory_id, host).timeline(max_points)
+
+    def breakdown(self, memory_id: str | None = None, host: str | None = None) -> pd.DataFrame:
+        """The allocations live at an allocator's peak: op_name, allocation_bytes,
+        requested_bytes, occurrences, region_type, data_type, shape (largest first)."""
+        return self.allocator(memory_id, host).breakdown()
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The breakdown the view shows (the chosen allocator's)."""
+        return self.breakdown()
+
+    # ---- requests from the view ---------------------------------------------------------------
+    @handler("charts")
+    def _charts(self) -> dict:
+        return chart_template()
+
+    @handler("view")
+    def _view(self) -> tuple[dict, list]:
+        head = {"host": self.host, "memory_id": self.memory_id}
+        content, buffers = view_data(self.allocator())
+        return {**head, **content}, buffers
+
+    def __repr__(self) -> str:
+        if self._error:
+            return f"<MemoryProfile {self.profile.source!r}: no allocator events>"
+        s = self.allocator().summary()
+        return (f"<MemoryProfile {self.host} {self.memory_id}: peak {s['peak_bytes'] / 2**20:.2f}"
+                f" MiB at {s['peak_time_us'] / 1000:.3f} ms>")
+
+
+def _title(profile: Profile) -> str:
+    run = f" (run {profile.run})" if profile.run else ""
+    return f"{profile.source}{run}"
+
+
+# ---- what the view draws ------------------------------------------------------------------------
+def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
+    """One allocator's figures: JSON content (summary, unit, the text columns' names, the
+    breakdown) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
+    chart unit, fragmentation %, requested and allocation bytes; int32: step, event, and codes
+    into the text columns' names)."""
+    summary = memory.summary()
+    unit, scale = unit_of(max(summary["peak_bytes"], 1))
+    points = memory.timeline(VIEW_POINTS)
+    texts, codes = {}, []
+    for column in _TEXT_COLUMNS:
+        names, code = np.unique(points[column].to_numpy(dtype=object).astype(str),
+                                return_inverse=True)
+        texts[column] = names.tolist()
+        codes.append(code.reshape(-1).astype(np.int32))
+    table = memory.breakdown()
+    content = {
+        "summary": jsonable(summary), "unit": unit, "scale": scale,
+        "free_hidden": summary["capacity_bytes"] > FREE_HIDDEN_ABOVE * max(summary["peak_bytes"], 1),
+        "timeline": {"points": len(points), "snapshots": len(memory.snapshots), "texts": texts},
+        "breakdown": columnar(table),
+    }
+    floats = [points["time_us"].to_numpy(np.float64)]
+    for column in ("stack_reserved_bytes", "heap_allocated_bytes", "free_memory_bytes"):
+        floats.append(points[column].to_numpy(np.float64) / scale)
+    floats.append(points["fragmentation"].to_numpy(np.float64) * 100)
+    floats += [points["requested_bytes"].to_numpy(np.float64),
+               points["allocation_bytes"].to_numpy(np.float64)]
+    ints = [points["step"].to_numpy(np.int32), points["event"].to_numpy(np.int32)]
+    return content, floats + ints + codes
+
+
+# ---- the chart template ---------------------------------------------------------------------------
+STACK_COLOR, HEAP_COLOR, FREE_COLOR, FRAGMENTATION_COLOR = "#d62728", "#ff7f0e", "#2ca02c", "#555"
+"""XProf's timeline colours: stack red, heap orange, free green."""
+
+
+@lru_cache(maxsize=1)
+def chart_template() -> dict:
+    """The timeline's Bokeh JSON item with a placeholder data source (`timeline`): stack, heap and
+    free memory stacked (steps: a snapshot holds until the next), fragmentation on a second
+    axis, the peak marked; named models the view sets: timeline, x_axis, y_axis, peak,
+    peak_label, free_area, hover."""
+    return _charts.json_item(timeline_figure())
+
+
+def timeline_figure() -> _charts.Figure:
+    model, field, stack = _charts.model, _charts.field, _charts.stack
+    # one placeholder point: BokehJS 3.9 loops forever laying out a VAreaStep without data
+    source = _charts.source({k: [0.0] for k in ("x", "stack", "heap", "free", "in_use",
+                                                "fragmentation", "requested", "allocated")}
+                            | {k: [""] for k in ("activity", "op", "step", "region", "dtype",
+                                                 "shape")}, name="timeline")
+    fig = _charts.Figure(title="Memory timeline", height=320, x_label="time (ms)",
+                         tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None,
+                         y_range=model("DataRange1d", start=0, only_visible=True))
+    fig.y_axis["attributes"]["name"] = "y_axis"
+    fig.x_axis["attributes"].update(name="x_axis", formatter=model("BasicTickFormatter",
+                                                                   use_scientific=False))
+    root = fig.root["attributes"]
+    root["extra_y_ranges"] = {"type": "map", "entries": [
+        ["fragmentation", model("Range1d", start=0, end=100)]]}
+    root["right"] = [model("LinearAxis", y_range_name="fragmentation",
+                           axis_label="fragmentation (%)")]
+    areas = [("stack", _charts.value(0), field("stack"), STACK_COLOR, "stack (reserved)", None),
+             ("heap", field("stack"), stack("stack", "heap"), HEAP_COLOR, "heap (allocated)", None),
+             ("free", stack("stack", "heap"), stack("stack", "heap", "free"), FREE_COLOR, "free",
+              "free_area")]
+    for _, y1, y2, color, label, name in areas:
+        _after(fig.glyph("VAreaStep", source, x=field("x"), y1=y1, y2=y2, fill_color=color,
+                         fill_alpha=0.55, legend_label=label, name=name), "step_mode")
+    _after(fig.glyph("Step", source, x=field("x"), y=field("in_use"), line_color="#8c2d04",
+                     line_width=1), "mode")
+    # hovered by its points: the snapshot at or before the cursor (the view shows its card)
+    points = fig.glyph("Line", source, x=field("x"), y=field("in_use"), line_alpha=0)
+    fragmentation = _after(fig.glyph("Step", source, x=field("x"), y=field("fragmentation"),
+                                     line_color=FRAGMENTATION_COLOR, line_width=1,
+                                     line_dash="dashed", legend_label="fragmentation (%)"), "mode")
+    fragmentation["attributes"]["y_range_name"] = "fragmentation"
+    fig.add_layout(model("Span", location=0, dimension="height", line_color="#d62728",
+                         line_width=1.5, line_dash="dotted", name="peak", visible=False))
+    fig.add_layout(model("Label", x=0, y=0, x_units="data", y_units="screen", text="",
+                         name="peak_label", text_font_size="11px", text_color="#d62728",
+                         x_offset=4, y_offset=4, background_fill_color="white",
+                         background_fill_alpha=0.8, visible=False))
+    fig.add_tool(_charts.hover([points], None, mode="vline", line_policy="prev", name="hover"))
+    fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
+                           border_line_color=None, padding=2, margin=2, click_policy="hide")
+    fig.place_legend_above()
+    return fig
+
+
+def _after(renderer: dict, mode: str) -> dict:
+    """Steps that hold from each snapshot to the next (`mode` is a plain enum property, not a
+    data spec, so it is set on the glyph as it is)."""
+    renderer["attributes"]["glyph"]["attributes"][mode] = "after"
+    return renderer
