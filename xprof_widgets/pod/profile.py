@@ -19,6 +19,7 @@ ProfileError naming the host; every wait is bounded (`timeout_s`).
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -32,11 +33,12 @@ from ..analysis.hosts import HostPart
 from ..errors import ProfileError
 from ..profile.locate import HostFile
 from ..profile.model import PS_PER_US
-from .worker import HostServer, HostSummary, decode_host, hlo_bytes, summarize_host
+from .worker import HostServer, HostSummary, busy_rows, decode_host, hlo_bytes, summarize_host
 
 T = TypeVar("T")
 DECODE_TIMEOUT_S = 1800.0
 """Longest wait for the hosts to be decoded (a pod's hosts queue on a few workers)."""
+_HOLDERS_TTL_S = 5.0
 REQUEST_TIMEOUT_S = 300.0
 """Longest wait for one analysis part or trace request (a first window builds the index)."""
 
@@ -84,10 +86,12 @@ def open_pod(client: Any, files: Sequence[HostFile], source: str, run: str | Non
     return PodProfile(client, hosts, source, run, runs, owner=True)
 
 
-def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float) -> dict[str, Any]:
-    """The futures' results by host, or a ProfileError naming the host that failed, or the hosts
-    that did not finish in time. A result lost with its worker is computed again by Dask (the
-    future is still held) and waited for; a task that killed its workers ends as KilledWorker."""
+def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float,
+           results: bool = True) -> dict[str, Any]:
+    """The futures' results by host (with `results=False`, only waits: a decoded host stays on
+    its worker), or a ProfileError naming the host that failed, or the hosts that did not finish
+    in time. A result lost with its worker is computed again by Dask (the future is still held)
+    and waited for; a task that killed its workers ends as KilledWorker."""
     from dask.distributed import wait
 
     deadline = time.monotonic() + timeout_s
@@ -110,7 +114,7 @@ def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float) -
                 f.exception() if f.status == "error" else exc) is type(exc)]
             raise host_error(_names(hit), doing, exc)
         if all(f.status == "finished" for f in futures.values()):
-            return {h: f.result() for h, f in futures.items()}
+            return {h: f.result() if results else None for h, f in futures.items()}
 
 
 def host_error(host: str, doing: str, exc: BaseException) -> ProfileError:
@@ -139,6 +143,8 @@ class PodProfile:
                  owner: bool = False):
         self._memo: dict[tuple, Any] = {}
         self._owner = owner
+        self._holder_of: dict[str, str] = {}
+        self._holders_at = -math.inf
         self._servers: dict[str, Any] = {}
         self._hlo_cache: dict[int, Any] = {}
         self._local: Any = None
@@ -321,7 +327,7 @@ class PodProfile:
         missing = [h for h in hosts if h not in self._servers]
         if missing:
             futures = {h: self._pod_hosts[self.hosts.index(h)].future for h in missing}
-            gather(self.client, futures, "decoding", DECODE_TIMEOUT_S)
+            gather(self.client, futures, "decoding", DECODE_TIMEOUT_S, results=False)
             holders = self.client.who_has(list(futures.values()))
             token = uuid.uuid4().hex[:8]
             actors = {}
@@ -333,6 +339,39 @@ class PodProfile:
             self._servers.update(gather(self.client, actors, "starting its trace server",
                                         self.timeout_s))
         return {h: self._servers[h] for h in hosts}
+
+    def busy_rows(self, hosts: list[str], lo_ps: list[int], hi_ps: list[int], px: float
+                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each host's busy intervals over its [lo, hi] ps (its own clock), gaps of `px` ps or
+        more kept: one task per worker for all the hosts it holds, next to their data."""
+        holders = self._holders(hosts)
+        groups: dict[str, list[int]] = {}
+        for k, host in enumerate(hosts):
+            groups.setdefault(holders.get(host, ""), []).append(k)
+        token = uuid.uuid4().hex[:8]
+        futures = {}
+        for n, members in enumerate(groups.values()):
+            names = [hosts[k] for k in members]
+            futures[_names(names)] = self.client.submit(
+                busy_rows, [lo_ps[k] for k in members], [hi_ps[k] for k in members], px,
+                *[self._pod_hosts[self.hosts.index(h)].future for h in names], pure=False,
+                key=f"xprof-rows-{n}-{token}")
+        answers = gather(self.client, futures, "drawing host rows", self.timeout_s)
+        out = {}
+        for members, label in zip(groups.values(), futures, strict=True):
+            out.update(zip((hosts[k] for k in members), answers[label], strict=True))
+        return out
+
+    def _holders(self, hosts: list[str]) -> dict[str, str]:
+        """The worker holding each host (asked of the scheduler at most every few seconds)."""
+        now = time.monotonic()
+        if now - self._holders_at > _HOLDERS_TTL_S or not set(hosts) <= set(self._holder_of):
+            futures = [h.future for h in self._pod_hosts]
+            who = self.client.who_has(futures)
+            self._holder_of = {h.file.host: (list(who.get(h.future.key, ())) or [""])[0]
+                               for h in self._pod_hosts}
+            self._holders_at = now
+        return self._holder_of
 
     # ---- one host in the kernel ---------------------------------------------------------------
     def local(self) -> Any:

@@ -4,7 +4,8 @@ The kernel holds no event: a window is asked of every host it shows (at once), e
 from its own trace index in its own ids and times; the answers are moved into the PodProfile's
 ids and times and joined into one `Window`, which travels to the view exactly as a local one
 (trace/encode.py). A host not shown in full can be one summary row: its busy intervals at the
-window's pixel size. Search, details, aggregates and box selections go to the hosts concerned.
+window's pixel size, asked of each worker once for all the hosts it holds (pod/busy.py). Search,
+details, aggregates and box selections go to the hosts concerned.
 """
 
 from __future__ import annotations
@@ -129,26 +130,35 @@ class PodTrace:
         by_track = self._by_host(track_ids, self._track_bases)
         by_section = self._by_host(collapsed, self._section_bases)
         rows = {pod.hosts.index(host): section for section, host in (summaries or {}).items()}
-        asked = sorted(set(by_track) | set(by_section) | set(rows))
+        asked = sorted(set(by_track) | set(by_section))
         requests = {}
         for h in asked:
             f = pod.frames[h]
             requests[pod.hosts[h]] = ("window", (
                 lo - f.shift_ps, hi - f.shift_ps, width,
                 by_track.get(h, np.empty(0, np.int64)).tolist(),
-                by_section.get(h, np.empty(0, np.int64)).tolist(), h in rows, bool(flows)))
+                by_section.get(h, np.empty(0, np.int64)).tolist(), bool(flows)))
         answers = {host: pickle.loads(data) for host, data in pod.calls(requests).items()}
         parts = [self._moved(answers[pod.hosts[h]], pod.frames[h]) for h in asked]
-        joined = {key: np.concatenate([p[key] for p in parts]) if parts else np.empty(0)
+        joined = {key: np.concatenate([p[key] for p in parts]) if parts else np.empty(0, np.int64)
                   for key in _ARRAYS}
-        busy = [(rows[h], p) for h, p in zip(asked, parts, strict=True) if h in rows]
-        joined["summary_sections"] = np.concatenate(
-            [joined["summary_sections"], np.array([s for s, _ in busy], np.int64)])
-        for column, key in (("summary_section", None), ("summary_start_ps", "busy_start_ps"),
-                            ("summary_end_ps", "busy_end_ps")):
-            extra = [np.full(p["busy_start_ps"].shape[0], s, np.int64) if key is None else p[key]
-                     for s, p in busy]
-            joined[column] = np.concatenate([joined[column], *extra]).astype(np.int64)
+        if rows:  # hosts shown as one row each: their busy time, a task per worker
+            order = sorted(rows)
+            busy = pod.busy_rows([pod.hosts[h] for h in order],
+                                 [lo - pod.frames[h].shift_ps for h in order],
+                                 [hi - pod.frames[h].shift_ps for h in order], (hi - lo) / width)
+            spans = [busy[pod.hosts[h]] for h in order]
+            joined["summary_sections"] = np.concatenate(
+                [joined["summary_sections"], np.array([rows[h] for h in order], np.int64)])
+            joined["summary_section"] = np.concatenate(
+                [joined["summary_section"], *[np.full(a.shape[0], rows[h], np.int64)
+                                              for h, (a, _) in zip(order, spans, strict=True)]])
+            for column, which in (("summary_start_ps", 0), ("summary_end_ps", 1)):
+                joined[column] = np.concatenate(
+                    [joined[column], *[span[which] + pod.frames[h].shift_ps
+                                       for h, span in zip(order, spans, strict=True)]])
+        for key in (*_TIME_FIELDS, *_SECTION_FIELDS, *_TRACK_FIELDS, *_EVENT_FIELDS):
+            joined[key] = joined[key].astype(np.int64)
         return PodWindow(
             profile=_Names(self.names), start_ps=lo, end_ps=hi, width_px=width,
             events_in_window=int(sum(int(answers[pod.hosts[h]]["events_in_window"])
@@ -158,21 +168,17 @@ class PodTrace:
 
     def _moved(self, answer: dict[str, Any], frame: Any) -> dict[str, np.ndarray]:
         """One host's answer in the PodProfile's ids and times."""
-        out = {key: np.asarray(answer[key]) for key in (*_ARRAYS, "busy_start_ps",
-                                                        "busy_end_ps") if key in answer}
+        out = {key: np.asarray(answer[key]) for key in _ARRAYS}
         for key in _EVENT_FIELDS:
             out[key] = out[key].astype(np.int64) + frame.event_base
         for key in _TRACK_FIELDS:
             out[key] = out[key].astype(np.int64) + frame.track_base
         for key in _SECTION_FIELDS:
             out[key] = out[key].astype(np.int64) + frame.section_base
-        for key in (*_TIME_FIELDS, "busy_start_ps", "busy_end_ps"):
-            if key in out:
-                out[key] = out[key].astype(np.int64) + frame.shift_ps
+        for key in _TIME_FIELDS:
+            out[key] = out[key].astype(np.int64) + frame.shift_ps
         out["slice_name"] = out["slice_name"].astype(np.int64) + frame.name_base
         self.names.add(np.asarray(answer["names"], np.int64) + frame.name_base, answer["texts"])
-        out.setdefault("busy_start_ps", np.empty(0, np.int64))
-        out.setdefault("busy_end_ps", np.empty(0, np.int64))
         return out
 
     # ---- search, details, aggregates -----------------------------------------------------------

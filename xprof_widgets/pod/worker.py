@@ -87,6 +87,14 @@ def profile_nbytes(profile: Profile) -> int:
     return int(sum(a.nbytes for a in arrays) + data)
 
 
+def busy_rows(lo_ps: list[int], hi_ps: list[int], px: float, *profiles: Profile
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Busy intervals of each host over its [lo, hi] ps, gaps of `px` or more kept (pod/busy.py):
+    one task for every host a worker holds, so a pod's rows cost a task per worker."""
+    return [busy_index(p).query(lo, hi, px) for p, lo, hi in
+            zip(profiles, lo_ps, hi_ps, strict=True)]
+
+
 def hlo_bytes(profile: Profile, program_id: int) -> bytes:
     return profile.hlo_proto_bytes(int(program_id))
 
@@ -116,12 +124,11 @@ class HostServer:
         return self.index.nbytes
 
     def window(self, lo_ps: int, hi_ps: int, width_px: int, tracks: list[int],
-               collapsed: list[int], summary: bool, flows: bool) -> bytes:
+               collapsed: list[int], flows: bool) -> bytes:
         """The level-of-detail window of the tracks (and collapsed sections), from the trace
-        index (built on first use); with `summary`, the host's busy intervals as one row
-        (pod/busy.py, no trace index needed). Pickled here: one buffer travels back faster than
-        Dask's framing of some thirty arrays."""
-        if tracks or collapsed:
+        index (built on first use). Pickled here: one buffer travels back faster than Dask's
+        framing of some thirty arrays."""
+        if tracks or collapsed:  # only a host's rows asked for: no trace index needed
             index = self.index
             window = index.window(lo_ps / PS_PER_US, hi_ps / PS_PER_US, width_px, tracks=tracks,
                                   collapsed=collapsed, flows=flows)
@@ -137,9 +144,6 @@ class HostServer:
         names = np.unique(out["slice_name"])
         out["names"] = names
         out["texts"] = self.profile.display_names[names].tolist()
-        if summary:
-            out["busy_start_ps"], out["busy_end_ps"] = busy_index(self.profile).query(
-                lo_ps, hi_ps, (hi_ps - lo_ps) / width_px)
         return pickle.dumps(out, protocol=5)
 
     def search(self, pattern: str, regex: bool, case: bool, limit: int) -> dict[str, Any]:
