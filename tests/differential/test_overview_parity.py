@@ -3,6 +3,12 @@ device idle time (XProf prints it to 0.1%), and utilization taken over the time 
 busy, as XProf does. XProf rates FLOPs against the roofline at the program's
 arithmetic intensity over complete steps only; we rate them against the device's peak (the Op
 Profile's figures), so those two numbers are not compared (docs/from_xprof.md, "Overview").
+
+On every XSpace fixture: the run environment (hosts, device type, device cores) and the top ten
+device framework ops (name, type, self-time share and running share, FLOP rate) equal XProf's.
+Rules: a GPU's type names its compute capability where XProf names the architecture; on a CPU
+run our framework ops include the XLA ops (without them, XProf's empty table); XProf lists no
+GPU kernel not grouped into a step; XProf measures no device compute precision on any fixture.
 """
 
 from __future__ import annotations
@@ -38,3 +44,73 @@ def test_idle_time_and_busy_time_utilization(path):
     flops = float(np.nansum(ops.ops["flops"]))
     assert run["flops_utilization"] == pytest.approx(
         min(1.0, flops / busy_s / ops.device.peak_flops), rel=1e-12)
+
+
+# ---- run environment, top framework ops, device compute precision -----------------------------
+GPU_FAMILIES = {2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 7: "Volta", 8: "Ampere",
+                9: "Hopper", 10: "Blackwell"}
+"""XProf's names of the GPU architecture by compute capability (7.5 Turing, 8.9 Ada Lovelace)."""
+
+
+def gpu_family(device_type: str) -> str:
+    """XProf's device type for our "Nvidia GPU (compute capability M.m)"."""
+    major, minor = (int(v) for v in device_type.rsplit(" ", 1)[1].rstrip(")").split("."))
+    name = {(7, True): "Turing", (8, True): "Ada Lovelace"}.get(
+        (major, minor >= (5 if major == 7 else 9)), GPU_FAMILIES.get(major))
+    return f"Nvidia GPU ({name})" if name else "Nvidia GPU"
+
+
+def rows(table: dict) -> list[list]:
+    return [[c.get("v") for c in r["c"]] for r in table.get("rows", [])]
+
+
+@pytest.mark.parametrize("path", fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
+def test_run_environment(path):
+    theirs = xprof_oracle.run(path, "overview_page")[2]["p"]
+    run = overview(xw.open_profile(path)).run
+    assert run["host_count"] == int(theirs["host_count"])
+    assert run["device_core_count"] == int(theirs["device_core_count"])
+    if run["device_kind"] == "GPU":  # Rule: we name the compute capability, XProf its family
+        assert gpu_family(run["device_type"]) == theirs["device_type"]
+    elif run["device_kind"] == "CPU":
+        assert theirs["device_type"] == "CPU"
+    else:
+        assert run["device_type"] == theirs["device_type"]
+
+
+@pytest.mark.parametrize("path", fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
+def test_top_framework_ops(path):
+    from xprof_widgets.analysis.framework_op_stats import analyze_framework_op_stats
+    from xprof_widgets.analysis.overview import top_framework_ops
+
+    theirs = rows(xprof_oracle.run(path, "overview_page")[0])
+    profile = xw.open_profile(path)
+    ours = overview(profile).top_framework_ops
+    kind = overview(profile).run["device_kind"]
+    if kind == "CPU":  # Rule: a CPU run's XLA ops are our device rows; without them, XProf's
+        ours = top_framework_ops(analyze_framework_op_stats(profile, xla_cpu_ops=False))
+    if kind == "GPU" and not theirs:  # Rule: XProf lists no kernel not grouped into a step
+        assert len(ours) > 0
+        return
+    assert len(ours) == len(theirs)
+    for want, (_, got) in zip(theirs, ours.iterrows(), strict=True):
+        share, cumulative, category, operation, flop_rate = want
+        assert (got["operation"], got["type"]) == (operation, category)
+        assert got["self_time_share"] == pytest.approx(share, rel=1e-9, abs=1e-15)
+        assert got["cumulative_self_time_share"] == pytest.approx(cumulative, rel=1e-9)
+        assert got["flop_rate_gflops"] == pytest.approx(flop_rate, rel=1e-9)
+
+
+@pytest.mark.parametrize("path", fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
+def test_device_compute_precision(path):
+    """Rule: XProf counts the precision of GPU kernels grouped into steps only (16-bit when their
+    shapes say `half`), none on TPU or CPU; no fixture has one, so XProf prints 0.0% or nothing.
+    We count every device compute op by its result type."""
+    theirs = xprof_oracle.run(path, "overview_page")[0]["p"]
+    for key in ("device_compute_16bit_percent", "device_compute_32bit_percent"):
+        assert theirs.get(key, "0.0%") == "0.0%"
+    ours = overview(xw.open_profile(path))
+    if ours.run["device_kind"] in ("TPU", "GPU"):
+        p = ours.precision
+        assert p["compute_16bit_share"] + p["compute_32bit_share"] == pytest.approx(1.0)
+        assert p["compute_us"] > 0

@@ -19,7 +19,9 @@ def test_a_tpu_profile_has_device_ops_and_steps(tpu_path):
     assert len(data.top_ops) == 10
     assert data.top_ops["time_us"].is_monotonic_decreasing
     assert 0 < data.run["flops_utilization"] <= 1
-    assert any("input" in r for r in data.recommendations)
+    assert any("input" in r["text"] for r in data.recommendations)
+    assert data.recommendations[0]["tool"] == "input"
+    assert {r["tool"] for r in data.recommendations[1:]} == {"op"}
 
 
 def test_the_demo_profile_finds_its_input_bound_steps(tpu_path):
@@ -48,3 +50,41 @@ def test_the_widget_names_and_colours_step_parts_as_the_input_pipeline_does(tpu_
     content = Overview(tpu_path.parent / "synthetic_tpu.xplane.pb")._overview()
     parts = content["step_breakdown"]
     assert [(p["part"], p["label"], p["color"]) for p in parts] == PARTS
+
+
+def test_run_environment_framework_ops_and_precision(tpu_path):
+    data = overview(xw.open_profile(tpu_path.parent / "synthetic_tpu.xplane.pb"))
+    assert (data.run["host_count"], data.run["device_core_count"]) == (1, 4)
+    ops = data.top_framework_ops
+    assert len(ops) == 10 and ops["self_time_us"].is_monotonic_decreasing
+    assert ops["cumulative_self_time_share"].iat[-1] == pytest.approx(
+        ops["self_time_share"].sum())
+    assert ops["operation"].iat[0].startswith("jit(train_step)/")
+    p = data.precision  # the synthetic program computes in bf16, keeps a few f32 ops
+    assert p["compute_16bit_share"] > 0.99 and p["statement"] == ""
+    assert p["compute_16bit_share"] + p["compute_32bit_share"] == pytest.approx(1.0)
+    cpu = overview(xw.open_profile(tpu_path.parent / "jax_cpu_demo.xplane.pb"))
+    assert cpu.run["device_core_count"] == 0  # XLA threads on a CPU are no device cores
+    assert cpu.precision["compute_16bit_share"] == 0.0
+    assert cpu.precision["statement"].startswith("Only 0.0% of device computation is 16 bit")
+    assert cpu.recommendations[-1] == {"text": cpu.precision["statement"], "tool": "op"}
+    host_only = overview(xw.open_profile(tpu_path.parent / "tf_keras_cpu_fast.xplane.pb"))
+    assert host_only.precision is None and host_only.top_framework_ops.empty
+
+
+def test_precision_reads_the_result_type_and_skips_communication():
+    import pandas as pd
+
+    from xprof_widgets.analysis.overview import _precision
+
+    class Ops:
+        ops = pd.DataFrame({
+            "name": ["fusion", "dot", "all-reduce", "copy-start", "convert"],
+            "category": ["loop fusion", "convolution", "all-reduce", "copy-start", "convert"],
+            "shape": ["bf16[8]{0}", "", "bf16[8]{0}", "f32[8]", "(f16[2], u32[])"],
+            "expression": ["", "%dot = f32[4,4]{1,0} dot(...)", "", "", ""],
+            "time_ps": [3e6, 1e6, 50e6, 50e6, 1e6]})
+
+    p = _precision(Ops())
+    assert p["compute_us"] == 5.0  # the collective and the copy are not compute
+    assert p["compute_16bit_share"] == pytest.approx(0.8)  # fusion (bf16) and convert (f16)

@@ -1,23 +1,45 @@
 """The overview page: what ran where, how long a step takes and why, which ops to look at.
 
 It is a summary of the other analyses (steps and their breakdown from the input pipeline,
-ops from the op profile), so it never disagrees with them. A part that cannot be computed
-(no steps, no ops) is replaced by the sentence saying why, not dropped silently.
+ops from the op profile, framework ops from the framework op stats), so it never disagrees with
+them. A part that cannot be computed (no steps, no ops) is replaced by the sentence saying why,
+not dropped silently.
+
+As XProf's overview page: the run environment (hosts, device type, device cores; a CPU-only run
+has none), the top ten device framework ops by self time (idle excluded) beside the top HLO ops,
+and the share of device compute time in 16-bit and 32-bit precision with XProf's advice below
+10% 16-bit. An op computes in 16 bits when its result is a 16-bit float (`f16`, `bf16`; XProf
+reads TensorFlow GPU kernels' `half` shapes), in 32 bits otherwise; collectives, copies, infeed
+and outfeed are not compute. Each recommendation names the tool it comes from, so the view can
+open it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
 from ..profile.model import Profile
+from .framework_op_stats import FrameworkOpStatsAnalysis, analyze_framework_op_stats
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
 TOP_OPS = 10
+LOW_PRECISION_PCT = 10.0
+"""Below this share of 16-bit device compute, XProf suggests more 16-bit ops."""
+FRAMEWORK_OP_COLUMNS = ["operation", "type", "self_time_us", "self_time_share",
+                        "cumulative_self_time_share", "flop_rate_gflops"]
+"""XProf's top device framework ops (its `selfTimePercent`, `cumulativeTimePercent` are these
+shares, as fractions of the device's busy time)."""
+_SIXTEEN_BIT = re.compile(r"^\(?(?:bf16|f16)\[|\bhalf\b|\bfp16\b")
+_NOT_COMPUTE = re.compile(r"(?i)all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|"
+                          r"collective|\bsend\b|\brecv\b|^copy-(?:start|done)|infeed|outfeed|"
+                          r"nccl|memcpy")
 
 
 @dataclass
@@ -28,7 +50,10 @@ class Overview:
     steps: dict[str, Any] | None
     step_breakdown: pd.DataFrame
     top_ops: pd.DataFrame
-    recommendations: list[str] = field(default_factory=list)
+    top_framework_ops: pd.DataFrame
+    precision: dict[str, Any] | None = None
+    recommendations: list[dict[str, str]] = field(default_factory=list)
+    """{"text", "tool"}: the advice and the key of the tool it comes from (xprof_widgets.tools)."""
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -37,16 +62,18 @@ class Overview:
             "steps": self.steps,
             "step_breakdown": self.step_breakdown.to_dict("records"),
             "top_ops": self.top_ops.to_dict("records"),
+            "top_framework_ops": self.top_framework_ops.to_dict("records"),
+            "precision": self.precision,
             "recommendations": self.recommendations,
             "notes": self.notes,
         }
 
 
 def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = None,
-             op_analysis: OpProfileAnalysis | None = None) -> Overview:
+             op_analysis: OpProfileAnalysis | None = None,
+             framework_analysis: FrameworkOpStatsAnalysis | None = None) -> Overview:
     """Summarizes `profile`; pass analyses already computed to reuse them."""
     notes: list[str] = []
-    recommendations: list[str] = []
     if input_analysis is None:
         input_analysis = analyze_input_pipeline(profile)
     if op_analysis is None:
@@ -54,27 +81,39 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
             op_analysis = analyze_op_profile(profile)
         except ProfileError as exc:
             notes.append(str(exc))
+    if framework_analysis is None:
+        framework_analysis = analyze_framework_op_stats(profile)
     steps, breakdown = _steps(input_analysis)
     if steps is None:
         notes.append(input_analysis.no_steps_message())
-    recommendations.append(input_analysis.recommendation())
+    recommendations = [{"text": input_analysis.recommendation(), "tool": "input"}]
+    precision = _precision(op_analysis)
     if op_analysis is not None:
-        recommendations.extend(op_analysis.suggestions(limit=3))
+        recommendations += [{"text": text, "tool": "op"}
+                            for text in op_analysis.suggestions(limit=3)]
+    if precision is not None and precision["statement"]:
+        recommendations.append({"text": precision["statement"], "tool": "op"})
     return Overview(run=_run(profile, op_analysis), steps=steps, step_breakdown=breakdown,
-                    top_ops=_top_ops(op_analysis), recommendations=recommendations, notes=notes)
+                    top_ops=_top_ops(op_analysis),
+                    top_framework_ops=top_framework_ops(framework_analysis),
+                    precision=precision, recommendations=recommendations, notes=notes)
 
 
 def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
     devices = profile.sections[profile.sections["kind"] == "device"]
     device = ops.overview() if ops is not None else {}
+    kind = device.get("device_kind") or ("CPU" if devices.empty else "device")
+    count = int(device.get("devices") or len(devices))
     return {
         "source": profile.source,
         "run": profile.run,
         "hosts": list(profile.hosts),
-        "device_kind": device.get("device_kind") or ("CPU" if devices.empty else "device"),
+        "host_count": len(profile.hosts),
+        "device_core_count": 0 if kind == "CPU" else count,
+        "device_kind": kind,
         "device_type": device.get("device_type") or ("CPU only" if devices.empty else
                                                      devices["name"].iat[0]),
-        "devices": int(device.get("devices") or len(devices)),
+        "devices": count,
         "duration_ms": profile.duration_us / 1000,
         "events": profile.n_events,
         "tracks": len(profile.tracks),
@@ -104,3 +143,45 @@ def _top_ops(ops: OpProfileAnalysis | None) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     table = ops.to_dataframe()
     return table[columns].head(TOP_OPS).reset_index(drop=True)
+
+
+def top_framework_ops(analysis: FrameworkOpStatsAnalysis, limit: int = TOP_OPS) -> pd.DataFrame:
+    """The device's framework ops with the most self time, idle excluded (FRAMEWORK_OP_COLUMNS),
+    as XProf's overview lists them."""
+    table = analysis.table(include_idle=False)
+    rows = table[table["host_or_device"] == "Device"].head(limit)
+    return pd.DataFrame({
+        "operation": rows["operation"].to_numpy(dtype=object),
+        "type": rows["type"].to_numpy(dtype=object),
+        "self_time_us": rows["total_self_time_us"].to_numpy(np.float64),
+        "self_time_share": rows["device_total_self_time_pct"].to_numpy(np.float64) / 100,
+        "cumulative_self_time_share":
+            rows["device_cumulative_total_self_time_pct"].to_numpy(np.float64) / 100,
+        "flop_rate_gflops": rows["measured_flop_rate_gflops"].to_numpy(np.float64),
+    })
+
+
+def _precision(ops: OpProfileAnalysis | None) -> dict[str, Any] | None:
+    """16-bit and 32-bit shares of device compute time (see the module doc); None without
+    compute ops."""
+    if ops is None:
+        return None
+    table = ops.ops
+    kind = table["category"].astype(str) + " " + table["name"].astype(str)
+    compute = ~kind.str.contains(_NOT_COMPUTE).to_numpy()
+    result = table["shape"].astype(str).where(table["shape"].astype(str) != "",
+                                              table["expression"].astype(str).str.split(
+                                                  " = ", n=1).str[-1])
+    sixteen = result.str.contains(_SIXTEEN_BIT).to_numpy()
+    time = table["time_ps"].to_numpy(np.float64)
+    total = float(time[compute].sum())
+    if total <= 0:
+        return None
+    share16 = float(time[compute & sixteen].sum()) / total
+    statement = ""
+    if 100 * share16 < LOW_PRECISION_PCT:
+        statement = (f"Only {100 * share16:.1f}% of device computation is 16 bit. So you might "
+                     "want to replace more 32-bit Ops by 16-bit Ops to improve performance (if "
+                     "the reduced accuracy is acceptable).")
+    return {"compute_us": total / 1e6, "compute_16bit_share": share16,
+            "compute_32bit_share": 1 - share16, "statement": statement}

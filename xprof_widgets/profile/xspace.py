@@ -141,7 +141,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
 
     lines, shift_ps, (meta_ids, offset, duration, record), dropped = _times_in_range(
         lines, meta_ids, offset, duration, record)
-    meta_rows = np.empty(meta_ids.shape[0], np.int64)
+    meta_rows = np.empty(meta_ids.shape[0], np.int32)
     for k, (ids, rows) in enumerate(meta_row_maps):
         own_lines = lines[lines[:, 0] == k]
         if not own_lines.shape[0]:
@@ -153,9 +153,11 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
 
     # Absolute times can exceed int64 picoseconds (epoch nanoseconds); keep them relative.
     base_ns = _base_ns(lines)
-    start = offset + np.repeat(shift_ps, lines[:, 6] - lines[:, 5])  # line base + offset
+    start = offset  # reused in place: start = line base + offset
+    for k in np.flatnonzero(shift_ps).tolist():
+        start[lines[k, 5]:lines[k, 6]] += shift_ps[k]
     rows = MetadataRows(names, display_names, meta_section, meta_stats)
-    group = np.repeat(np.arange(lines.shape[0], dtype=np.int64) * 2, lines[:, 6] - lines[:, 5])
+    group = np.repeat(np.arange(lines.shape[0], dtype=np.int32) * 2, lines[:, 6] - lines[:, 5])
     _name_step_roots(XSpaceDetails(data, record, plane_starts, stat_names, source), headers,
                      lines, meta_rows, rows)
     r_start, r_duration, r_group, r_rows = threadpool_regions(meta_rows, start, group, rows)
@@ -179,7 +181,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     if derived:  # rows XProf derives get tracks of their own, after the file's
         first = len(rows_of_tracks)
         rows_of_tracks += [(plane_index, row.name, row.line_id, 0) for plane_index, row in derived]
-        group = np.concatenate([group] + [np.full(row.start.shape[0], first + k)
+        group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
                                           for k, (_, row) in enumerate(derived)])
         start = np.concatenate([start] + [row.start for _, row in derived])
         duration = np.concatenate([duration] + [row.duration for _, row in derived])
@@ -215,7 +217,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                         "duration, or a start or end more than 26 days from the other events.")
     return HostTrace(
         host=host, source=source, base_ns=base_ns, start_ps=start, duration_ps=duration,
-        meta=meta_rows.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
+        meta=meta_rows.astype(np.int32, copy=False), depth=depth, sections=sections, tracks=tracks,
         names=names, display_names=display_names,
         meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
         details=details, hlo_protos=hlo_protos, counter_values=counter_values,
@@ -333,12 +335,17 @@ def _times_in_range(lines: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
     shift = np.array([(int(ts) - base) * 1000 for ts in lines[:, 3].tolist()], dtype=object)
     far = np.array([abs(v) >= _TIME_LIMIT_PS for v in shift.tolist()], bool)
     counts = lines[:, 6] - lines[:, 5]
-    keep = (duration >= 0) & (duration < _TIME_LIMIT_PS) & (np.abs(offset) < _TIME_LIMIT_PS)
-    keep &= ~np.repeat(far, counts)
+    # Offsets, durations and line shifts each under 2**61 keep every start and end under
+    # 2**62.6, inside int64, and so does the later shift to the earliest start. Comparisons
+    # only: no n-sized int64 temporaries (a 5e7-event file would pay 400 MB for each).
+    keep = duration >= 0
+    keep &= duration < _TIME_LIMIT_PS
+    keep &= offset > -_TIME_LIMIT_PS
+    keep &= offset < _TIME_LIMIT_PS
+    if far.any():
+        keep &= ~np.repeat(far, counts)
     near = np.where(far, 0, shift).astype(np.int64)
-    at = offset + np.repeat(near, counts)  # both under 2**61: no overflow
-    keep &= (np.abs(at) < _TIME_LIMIT_PS) & (np.abs(at + duration) < _TIME_LIMIT_PS)
-    dropped = int((~keep).sum())
+    dropped = int(keep.shape[0] - np.count_nonzero(keep))
     if not dropped:
         return lines, near, (meta_ids, offset, duration, record), 0
     kept_per_line = np.add.reduceat(keep.astype(np.int64), lines[:, 5]) if keep.shape[0] else \
@@ -356,12 +363,12 @@ def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,
     """Maps metadata ids to table rows; ids missing from the plane get a placeholder row."""
     if ids.shape[0] and 0 <= ids[0] and ids[-1] < 8 * ids.shape[0] + 4096:
         # Writers number metadata 1..n: a lookup table is a plain gather, no binary search.
-        table = np.full(int(ids[-1]) + 2, -1, np.int64)
+        table = np.full(int(ids[-1]) + 2, -1, np.int32)
         table[ids] = rows
         out = table[np.clip(wanted, -1, ids[-1] + 1)]
         found = out >= 0
     else:
-        out = np.empty(wanted.shape[0], np.int64)
+        out = np.empty(wanted.shape[0], np.int32)
         pos = np.minimum(np.searchsorted(ids, wanted), max(ids.shape[0] - 1, 0))
         found = ids[pos] == wanted if ids.shape[0] else np.zeros(wanted.shape[0], bool)
         out[found] = rows[pos[found]]

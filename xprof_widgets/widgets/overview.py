@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .. import tools as registry
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview
 from ..profile.model import Profile
@@ -14,7 +15,8 @@ from .input_pipeline import PARTS
 
 
 class Overview(RequestWidget):
-    """Run facts, step time and its breakdown, top ops and recommendations of one profile."""
+    """Run environment, step time and its breakdown, top HLO and framework ops, device compute
+    precision and recommendations (each linking, in the suite, to the tool it comes from)."""
 
     _bundle = "overview.js"
 
@@ -38,4 +40,7 @@ class Overview(RequestWidget):
         for part in content["step_breakdown"]:  # the input pipeline's names and colours
             part["label"], part["color"] = looks[part["part"]]
         content["step_breakdown"].sort(key=lambda p: list(looks).index(p["part"]))
+        # in the suite, the tools it offers: a recommendation links to the one it comes from
+        content["tools"] = ({t.key: t.title for t in registry.offered(self.profile)}
+                            if self._linked else {})
         return content

@@ -97,6 +97,8 @@ class Profiler(ipywidgets.VBox):
             return
         op = request.get("op")
         if not op:
+            if request.get("tool") in self.tab_keys:  # a tool named, nothing in it: its tab
+                self.show(request["tool"])
             return
         if request.get("tool") == "trace":
             self.show_in_trace(op)
@@ -116,8 +118,6 @@ class Profiler(ipywidgets.VBox):
         viewer.window = (float(first["start_us"]) - pad, float(first["start_us"]) + duration + pad)
         viewer.selected_events = events[:1000].tolist()
 
-    def show_in_op_profile(self, op: str) -> None:
-        """Filters the Op Profile to one op (by its name)."""
     def show_moment_in_trace(self, time_us: float, event: int | None = None) -> None:
         """Moves the Trace Viewer to a moment (us) and selects the slices running then on the
         thread of `event` (an allocator event's thread: the ops that allocated or freed)."""
@@ -135,6 +135,8 @@ class Profiler(ipywidgets.VBox):
         viewer.window = (time_us - pad, time_us + pad)
         viewer.selected_events = selected[:1000].tolist()
 
+    def show_in_op_profile(self, op: str) -> None:
+        """Filters the Op Profile to one op (by its name)."""
         table = self.show("op")
         table.name_filter = f"^{re.escape(op)}$"
 

@@ -1,5 +1,5 @@
 // The Overview's stylesheet, scoped under .xw-overview, themed by JupyterLab's CSS variables.
-import { THEME } from "../lib/theme.js";
+import { LINK_CSS, THEME } from "../lib/theme.js";
 
 export const CSS = `
 .xw-overview {
@@ -26,4 +26,7 @@ export const CSS = `
 .xw-ov-name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
 .xw-ov-status { color: var(--xw-fg2); padding: 8px; }
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
+.xw-ov-advice li { margin-bottom: 3px; }
+.xw-ov-scroll { overflow-x: auto; }
+${LINK_CSS}
 `;

@@ -1,8 +1,10 @@
-// The Overview: run facts, step time and its breakdown, top ops, recommendations.
-// Everything from the profile is set as text (h() makes text nodes), never as HTML.
+// The Overview: run environment, step time and its breakdown, device compute precision,
+// recommendations (in the suite each with a button opening the tool it comes from), the top HLO
+// ops beside the top framework ops. Everything from the profile is set as text (h() makes text
+// nodes), never as HTML.
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
-import { count, deviceLabel, percent, time, utilizationColor } from "../lib/format.js";
+import { count, deviceLabel, percent, si, time, utilizationColor } from "../lib/format.js";
 import { CSS } from "./style.js";
 
 function tile(label, value) {
@@ -12,15 +14,29 @@ function tile(label, value) {
 
 function runCard(run) {
   const tiles = [
-    tile("Device", deviceLabel(run.device_kind, run.device_type, run.devices)),
-    tile("Hosts", run.hosts.join(", ")),
+    tile("Device type", deviceLabel(run.device_kind, run.device_type, run.devices)),
+    tile("Device cores", run.device_core_count ? count(run.device_core_count) : "none (CPU only)"),
+    tile(run.host_count === 1 ? "Host" : `Hosts (${count(run.host_count)})`, run.hosts.join(", ")),
     tile("Profile length", time(run.duration_ms * 1000)),
     tile("Events", count(run.events)),
   ];
   if (run.flops_utilization !== null) tiles.push(tile("FLOPS utilization", percent(run.flops_utilization)));
   if (run.bandwidth_utilization !== null) tiles.push(tile("HBM bandwidth utilization", percent(run.bandwidth_utilization)));
   if (run.idle_share !== null) tiles.push(tile("Device idle", percent(run.idle_share)));
-  return h("section", { className: "xw-ov-card" }, h("h3", {}, "Run"), h("div", { className: "xw-ov-tiles" }, tiles));
+  return h("section", { className: "xw-ov-card", dataset: { card: "run" } }, h("h3", {}, "Run environment"),
+    h("div", { className: "xw-ov-tiles" }, tiles));
+}
+
+/** Device compute time by precision: a two-part bar and the shares (null without compute ops). */
+export function precisionCard(precision) {
+  if (!precision) return null;
+  const parts = [["16-bit", precision.compute_16bit_share, "#59a14f"], ["32-bit", precision.compute_32bit_share, "#4e79a7"]];
+  return h("section", { className: "xw-ov-card", dataset: { card: "precision" } }, h("h3", {}, "Device compute precision"),
+    h("div", { className: "xw-ov-tiles" }, parts.map(([label, share]) => tile(`${label} compute`, percent(share))),
+      tile("Device compute time", time(precision.compute_us))),
+    h("div", { className: "xw-ov-bar", role: "img", "aria-label": "compute time by precision" },
+      parts.map(([label, share, color]) => h("span", { title: `${label}: ${percent(share)}`,
+        style: { width: `${Math.max(0, share) * 100}%`, background: color } }))));
 }
 
 function stepCard(steps, breakdown) {
@@ -45,14 +61,41 @@ function stepCard(steps, breakdown) {
 function opsCard(ops) {
   if (!ops.length) return null;
   const util = (u) => h("td", { style: u === null ? {} : { background: utilizationColor(u) } }, percent(u));
-  return h("section", { className: "xw-ov-card" }, h("h3", {}, "Top ops by time"),
-    h("table", { className: "xw-ov-table" },
+  return h("section", { className: "xw-ov-card", dataset: { card: "hlo-ops" } }, h("h3", {}, "Top ops by time (HLO)"),
+    h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table" },
       h("thead", {}, h("tr", {}, ["Op", "Category", "Time", "Share", "FLOPS util", "BW util", "Bound by"]
         .map((c) => h("th", {}, c)))),
       h("tbody", {}, ops.map((op) => h("tr", {},
         h("td", { className: "xw-ov-name", title: op.name }, op.name), h("td", {}, op.category),
         h("td", {}, time(op.time_us)), h("td", {}, percent(op.time_share)),
-        util(op.flops_utilization), util(op.bandwidth_utilization), h("td", {}, op.bound_by || "—"))))));
+        util(op.flops_utilization), util(op.bandwidth_utilization), h("td", {}, op.bound_by || "—")))))));
+}
+
+/** XProf's top device framework ops: self time, its share and running share, FLOP rate. */
+export function frameworkOpsCard(ops) {
+  if (!ops.length) return null;
+  return h("section", { className: "xw-ov-card", dataset: { card: "framework-ops" } },
+    h("h3", {}, "Top framework ops by self time"),
+    h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table" },
+      h("thead", {}, h("tr", {}, ["Framework op", "Type", "Self time", "Share", "Cumulative", "FLOP rate"]
+        .map((c) => h("th", {}, c)))),
+      h("tbody", {}, ops.map((op) => h("tr", {},
+        h("td", { className: "xw-ov-name", title: op.operation }, op.operation), h("td", {}, op.type),
+        h("td", {}, time(op.self_time_us)), h("td", {}, percent(op.self_time_share)),
+        h("td", {}, percent(op.cumulative_self_time_share)), h("td", {}, si(op.flop_rate_gflops * 1e9, "FLOP/s"))))))));
+}
+
+/** The recommendations; in the suite each has a button opening the tool it comes from. */
+export function adviceCard(items, tools, model) {
+  if (!items.length) return null;
+  const open = (tool) => {
+    model.set("link", { tool, at: Date.now() }); // `at`: asking twice is a new change
+    model.save_changes();
+  };
+  return h("section", { className: "xw-ov-card xw-ov-advice", dataset: { card: "advice" } }, h("h3", {}, "Recommendations"),
+    h("ul", {}, items.map(({ text, tool }) => h("li", {}, text, tools[tool]
+      ? h("button", { type: "button", className: "xw-link", dataset: { tool }, title: `Open the ${tools[tool]} tab`,
+        onclick: () => open(tool) }, `Open ${tools[tool]}`) : null))));
 }
 
 function listCard(title, items, className) {
@@ -72,8 +115,8 @@ async function render({ model, el }) {
   try {
     const answer = await request(model, "overview", {}, { onBusy: busy });
     const o = answer.content;
-    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown),
-      listCard("Recommendations", o.recommendations, "xw-ov-advice"), opsCard(o.top_ops),
+    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown), precisionCard(o.precision),
+      adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops), frameworkOpsCard(o.top_framework_ops),
       listCard("Notes", o.notes, "xw-ov-notes")].filter(Boolean));
     el.dataset.ready = "1";
   } catch (err) {
