@@ -32,6 +32,7 @@ __all__ = [
     "MemoryProfile",
     "MemoryViewer",
     "OpProfile",
+    "PodViewer",
     "Profile",
     "ProfileError",
     "Profiler",

@@ -50,6 +50,8 @@ TOOLS: tuple[Tool, ...] = (
          lambda p: _has("roofline_model", p)),
     Tool("memory_profile", "Memory Profile", ".widgets.memory_profile", "MemoryProfile",
          lambda p: _has("memory_profile", p)),
+    Tool("pod_viewer", "Pod Viewer", ".widgets.pod_viewer", "PodViewer",
+         lambda p: _has("pod_viewer", p)),
 )
 KEYS = tuple(t.key for t in TOOLS)
 

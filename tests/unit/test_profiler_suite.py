@@ -23,7 +23,7 @@ def test_tabs_share_one_profile_and_are_made_when_shown(logdir):
     suite = xw.Profiler(logdir)
     assert suite.tabs.titles == ("Overview", "Trace Viewer", "Op Profile", "Memory Viewer",
                                  "Input Pipeline", "Framework Op Stats", "HLO Stats",
-                                 "Roofline Model")
+                                 "Roofline Model", "Pod Viewer")
     assert set(suite._tools) == {"overview"}
     suite.tabs.selected_index = 1
     assert set(suite._tools) == {"overview", "trace"}

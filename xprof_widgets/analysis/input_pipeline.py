@@ -221,10 +221,20 @@ class InputPipelinePart:
 
 
 def input_pipeline_part(profile: Profile, input_pattern: str) -> InputPipelinePart:
-    """The input pipeline's per-host part of `profile` (one host)."""
+    """The input pipeline's per-host part of `profile` (one host); made once per profile."""
+    return profile.memo(("input_pipeline_part", input_pattern),
+                        lambda: _part(profile, input_pattern))
+
+
+def _part(profile: Profile, input_pattern: str) -> InputPipelinePart:
     steps = find_steps(profile)
-    host = _host_input_events(profile, input_pattern, steps.step_tracks)
+    host = _input_events(profile, steps, input_pattern)
     return InputPipelinePart(steps, _unit_steps(profile, steps, host), _op_sums(profile, host))
+
+
+def _input_events(profile: Profile, steps: Steps, input_pattern: str) -> _HostEvents:
+    return profile.memo(("input_events", input_pattern), lambda: _host_input_events(
+        profile, input_pattern, steps.step_tracks))
 
 
 def combine_input_parts(parts: list[HostPart[InputPipelinePart]],
@@ -470,9 +480,25 @@ def _assign_units(markers: pd.DataFrame, units: dict[str, str]) -> dict[str, pd.
     return {unit: pd.concat(groups, ignore_index=True) for unit, groups in out.items()}
 
 
+def unit_step_classes(profile: Profile, unit: str,
+                      input_pattern: str = DEFAULT_INPUT_PATTERN) -> list[np.ndarray]:
+    """The events of each part a unit's step time is split into, in the order the parts claim
+    it (compute, device-to-device and collectives, host-to-device, input), for tools that split
+    steps further and must agree with this breakdown (the pod viewer). One host's profile."""
+    steps = input_pipeline_part(profile, input_pattern).steps
+    host = _input_events(profile, steps, input_pattern)
+    return _unit_classes(profile, unit, _device_classes(profile), steps, host)
+
+
 def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: Steps,
                 host: _HostEvents) -> list[tuple[np.ndarray, np.ndarray]]:
     """Merged intervals covered by compute, then +collectives, +host-to-device, +input."""
+    return _cumulative_unions(_unit_classes(profile, unit, device_class, steps, host),
+                              profile.start_ps, profile.duration_ps)
+
+
+def _unit_classes(profile: Profile, unit: str, device_class: np.ndarray, steps: Steps,
+                  host: _HostEvents) -> list[np.ndarray]:
     on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
         _host_of(profile, unit)
     # Input work counts on the thread that runs the steps; waiting for the next element of a
@@ -495,7 +521,7 @@ def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: St
                                       & (profile.tracks["kind"] == "slices")].to_numpy()
         compute, _ = stat_hits(profile, track_events(profile, tracks), "hlo_op")
         classes = [compute, np.empty(0, np.int64), host_h2d, host_input]
-    return _cumulative_unions(classes, profile.start_ps, profile.duration_ps)
+    return classes
 
 
 def _host_of(profile: Profile, section: str) -> str:

@@ -1,0 +1,107 @@
+"""The pod viewer against XProf's `pod_viewer` on every XSpace fixture.
+
+XProf has records (one per step and core) on the CPU-only fixtures: equal there are the steps
+(XProf numbers them from 0: its step groups; ours are the steps' numbers, in the same order),
+each step's time, its input time, and on TensorFlow runs the bottleneck. Differences we chose
+(docs/from_xprof.md, "Pod Viewer") are asserted as rules:
+
+- a host-marked step's period starts where the step before it ended (the Input Pipeline's
+  rule): our time less `before_step_us` is XProf's, our input less the input before the marker
+  is XProf's, the time before the marker that is not input is ours as "other";
+- JAX's `DevicePut` is input (host-to-device) for us, nothing for XProf;
+- host compute: ours is the work on the thread that runs the steps; XProf's grouping may add
+  other threads' (more on 3 TensorFlow steps), so on TensorFlow runs ours is at most XProf's and
+  host compute + other are XProf's host compute + all others; on JAX CPU runs the XLA ops are our
+  device compute (XProf: host compute, or all others where its grouping misses them), so the
+  bottleneck differs there;
+- XProf finds no step on the synthetic GPU profiles and no core on the synthetic TPU one (its
+  steps have no core details); we break every core down under the steps.
+"""
+
+from __future__ import annotations
+
+import fixture_files
+import numpy as np
+import pytest
+import xprof_oracle
+
+import xprof_widgets as xw
+from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
+from xprof_widgets.analysis.pod_viewer import XPROF_NAMES, analyze_pod_viewer
+
+pytest.importorskip("xprof.convert.raw_to_tool_data")
+
+NOTHING = r"(?!)"  # tf.data's waits only, as XProf (see test_input_pipeline_parity.py)
+US = 6e-4  # XProf prints microseconds with 3 decimals
+XPROF_PART = {"compute_us": "1", "device_to_device_us": "2", "collectives_us": "3",
+              "host_compute_us": "4", "input_us": "6", "output_us": "7", "compile_us": "8",
+              "other_us": "9"}
+"""XProf's step-breakdown ids (5 is kernel launch, which we do not measure)."""
+
+
+@pytest.fixture(scope="module", params=fixture_files.XSPACE,
+                ids=fixture_files.ids(fixture_files.XSPACE))
+def case(request):
+    doc = xprof_oracle.run(request.param, "pod_viewer")
+    profile = xw.open_profile(request.param)
+    records = [(m["stepNum"], core) for m in doc["podStatsSequence"]["podStatsMap"]
+               for core in m["podStatsPerCore"].values()]
+    return (request.param.name, doc, records, analyze_pod_viewer(profile, NOTHING).rows,
+            analyze_input_pipeline(profile, NOTHING).steps)
+
+
+def test_xprofs_names_of_the_parts(case):
+    _, doc, records, _, _ = case
+    names = {str(e["id"]): e["name"] for e in doc.get("stepBreakdownEvents", [])}
+    if not names and records:
+        pytest.fail("XProf's records without its part names")
+    for column, key in XPROF_PART.items():
+        if names:
+            assert names[key] == XPROF_NAMES[column]
+
+
+def test_steps_times_and_input(case):
+    name, doc, records, rows, steps = case
+    steps_by_xprof = doc["podStatsSequence"]["podStatsMap"]
+    if not records:  # Rule: XProf has no step or no core; we break every core down
+        if name.startswith("synthetic_tpu"):
+            assert rows["step"].nunique() == len(steps_by_xprof) > 0
+        assert len(rows) > 0 or name == "tpu_v6e_inference.xplane.pb"
+        return
+    assert len(rows) == len(records) == len(steps)  # one host, one unit: a row per step
+    assert [n for n, _ in records] == list(range(len(rows)))  # XProf counts its step groups
+    for (_, theirs), (_, ours), (_, step) in zip(records, rows.iterrows(), steps.iterrows(),
+                                                strict=True):
+        parts = theirs["stepBreakdownUs"]
+        assert ours["step"] == step["step"]
+        assert abs(ours["duration_us"] - ours["before_step_us"] - theirs["totalDurationUs"]) < US
+        devput = step["host_to_device_us"] if name.startswith("jax") else 0.0
+        ours_input = ours["input_us"] - step["input_before_step_us"] - devput
+        assert abs(ours_input - parts["6"]) < US
+        assert parts["1"] == parts["2"] == parts["3"] == parts["7"] == parts["8"] == 0
+
+
+def test_host_compute_and_bottleneck(case):
+    name, _, records, rows, steps = case
+    if not records:
+        return
+    for (_, theirs), (_, ours), (_, step) in zip(records, rows.iterrows(), steps.iterrows(),
+                                                strict=True):
+        parts = theirs["stepBreakdownUs"]
+        before_not_input = ours["before_step_us"] - step["input_before_step_us"]
+        busy = ours["compute_us"] + ours["host_compute_us"] + ours["other_us"] - before_not_input
+        if name.startswith("jax"):  # DevicePut is our input, XProf's host time
+            busy += step["host_to_device_us"]
+        assert abs(busy - parts["4"] - parts["9"]) < US
+        if name.startswith("tf"):
+            assert ours["compute_us"] == 0  # no XLA op on a TensorFlow CPU run
+            assert ours["host_compute_us"] <= parts["4"] + US
+            assert ours["bottleneck"] == theirs["bottleneck"]
+        else:  # the XLA ops are device compute for us
+            assert ours["compute_us"] > 0
+            expected = max(XPROF_PART, key=lambda c: ours[c])
+            assert ours["bottleneck"] == XPROF_NAMES[expected]
+    if name.startswith("tf"):
+        host = rows["host_compute_us"].to_numpy()
+        xprof = np.array([t["stepBreakdownUs"]["4"] for _, t in records])
+        assert (np.abs(host - xprof) < US).sum() >= len(rows) - 3  # equal but where XProf adds
