@@ -13,9 +13,11 @@ import pytest
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.framework_op_stats import analyze_framework_op_stats
+from xprof_widgets.analysis.hlo_stats import hlo_stats
 from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
 from xprof_widgets.analysis.op_profile import analyze_op_profile
 from xprof_widgets.analysis.overview import overview
+from xprof_widgets.analysis.roofline_model import analyze_roofline_model
 from xprof_widgets.synthetic import write_synthetic
 
 distributed = pytest.importorskip("dask.distributed")
@@ -87,6 +89,10 @@ def test_analyses_over_every_host_equal_the_local_ones(pod, local):
     assert overview(pod).to_dict() == overview(local).to_dict()
     fa, fb = analyze_framework_op_stats(pod), analyze_framework_op_stats(local)
     frames_equal(fa.table(), fb.table())
+    frames_equal(hlo_stats(pod), hlo_stats(local))  # breakdowns read on each host's worker
+    ra, rb = analyze_roofline_model(pod), analyze_roofline_model(local)
+    assert ra.steps == rb.steps > 0  # every host's steps tallied next to its events
+    frames_equal(ra.table, rb.table)
 
 
 def test_the_widgets_give_the_local_dataframes(pod, local):
@@ -96,8 +102,11 @@ def test_the_widgets_give_the_local_dataframes(pod, local):
     frames_equal(mp.to_dataframe(), ml.to_dataframe())
     frames_equal(mp.timeline(), ml.timeline())
     assert mp.summary == ml.summary
+    frames_equal(xw.HloStats(pod).to_dataframe(), xw.HloStats(local).to_dataframe())
+    frames_equal(xw.RooflineModel(pod).to_dataframe(), xw.RooflineModel(local).to_dataframe())
     suite = xw.Profiler(pod)
-    assert {"overview", "trace", "op", "memory", "input"} <= set(suite.tab_keys)
+    assert {"overview", "trace", "op", "memory", "input", "hlo_stats", "roofline"} <= set(
+        suite.tab_keys)
     assert suite.host_picker.options[1:] == tuple(pod.hosts)
 
 

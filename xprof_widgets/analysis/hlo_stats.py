@@ -31,6 +31,7 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.schema import MemoryAccessBreakdown
+from .hosts import host_parts
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
 PS_PER_US = 1_000_000
@@ -126,7 +127,22 @@ def _op_metrics(profile: Profile) -> tuple[pd.DataFrame, OpProfileAnalysis, Devi
 
 def _memory_bytes(profile: Profile, frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """Bytes each TPU op moves per memory from its metadata's `memory_access_breakdown`,
-    times its occurrences, and `has_breakdown` (an empty breakdown counts as none)."""
+    times its occurrences, and `has_breakdown` (an empty breakdown counts as none). The
+    breakdowns are read per host, where the host's metadata is (a Dask worker for a pod)."""
+    per_op: dict[tuple[str, str], tuple[float, ...]] = {}
+    for part in host_parts(profile, breakdown_per_op):
+        per_op.update(part.part)
+    keys = list(zip(frame["program_id"], frame["name"], strict=True))
+    has = np.array([k in per_op for k in keys], bool)
+    table = np.array([per_op.get(k, (0.0,) * len(MEMORIES)) for k in keys], np.float64)
+    table = table.reshape(len(keys), len(MEMORIES)) * frame["occurrences"].to_numpy(
+        np.float64)[:, None]
+    return {"has_breakdown": has, **{r: table[:, k] for k, r in enumerate(MEMORIES)}}
+
+
+def breakdown_per_op(profile: Profile) -> dict[tuple[str, str], tuple[float, ...]]:
+    """One host's part: (program id, op name) -> bytes one run of the op moves per memory
+    (MEMORIES order), for the TPU core ops whose metadata has a non-empty breakdown."""
     md = profile.metadata
     core_sections = profile.sections.index[profile.sections["name"].map(
         lambda s: bool(_TPU_CORE.match(s)))]
@@ -152,12 +168,7 @@ def _memory_bytes(profile: Profile, frame: pd.DataFrame) -> dict[str, np.ndarray
                 sums[f"{space}_{'read' if m.operation_type == _READ else 'write'}"] += \
                     m.bytes_accessed
         per_op[key] = tuple(sums[r] for r in MEMORIES)
-    keys = list(zip(frame["program_id"], frame["name"], strict=True))
-    has = np.array([k in per_op for k in keys], bool)
-    table = np.array([per_op.get(k, (0.0,) * len(MEMORIES)) for k in keys], np.float64)
-    table = table.reshape(len(keys), len(MEMORIES)) * frame["occurrences"].to_numpy(
-        np.float64)[:, None]
-    return {"has_breakdown": has, **{r: table[:, k] for k, r in enumerate(MEMORIES)}}
+    return per_op
 
 
 def rates(frame: pd.DataFrame, peaks: DevicePeaks) -> pd.DataFrame:

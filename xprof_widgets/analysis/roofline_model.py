@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..profile.model import Profile
 from .hlo_stats import MEMORIES, DevicePeaks, op_metrics, rates
+from .hosts import host_parts
 from .steps import find_steps, track_events
 
 PS_PER_US = 1_000_000
@@ -185,42 +186,21 @@ def _records(rows: pd.DataFrame, peaks: DevicePeaks, step: str, with_feeds: bool
 
 
 def _step_sums(profile: Profile, ops: pd.DataFrame) -> list[tuple[int, pd.DataFrame, float]]:
-    """Per step of the TPU `Steps` lines: (step, its ops' sums, its time on every core)."""
-    steps = find_steps(profile)
-    if steps.source != "device Steps line":
+    """Per step of the TPU `Steps` lines: (step, its ops' sums, its time on every core). Each
+    host tallies its own steps (next to its events: a Dask worker for a pod); a step is summed
+    over the hosts, and lasts as long as on its slowest core."""
+    parts = [p.part for p in host_parts(profile, step_tally) if p.part is not None]
+    if not parts:
         return []
-    markers = steps.markers
-    markers = markers[markers["section"].map(lambda s: bool(_TPU_CORE.match(s)))]
-    tracks = profile.tracks
-    lines = tracks[(tracks["name"] == "XLA Ops") & tracks["section"].isin(
-        set(markers["section"]))]
     key_of = {k: i for i, k in enumerate(zip(ops["program_id"], ops["name"], strict=True))}
-    stats = profile.metadata["stats"].to_numpy()
-    op_of_meta: dict[int, int] = {}
-    counts = []
-    for section, line in lines.groupby("section"):
-        events = track_events(profile, line.index.to_numpy())
-        mine = markers[markers["section"] == section].sort_values("start_ps")
-        start = profile.start_ps[events]
-        at = np.searchsorted(mine["start_ps"].to_numpy(), start, side="right") - 1
-        inside = (at >= 0) & (start < mine["end_ps"].to_numpy()[np.maximum(at, 0)])
-        metas = profile.meta[events[inside]]
-        for m in np.unique(metas).tolist():
-            if m not in op_of_meta:
-                pid = str(int(stats[m].get("program_id", 0) or 0) & (2**64 - 1))
-                op_of_meta[m] = key_of.get((pid, str(profile.display_names[m])), -1)
-        op = np.array([op_of_meta[m] for m in metas.tolist()], np.int64)
-        step = mine["step"].to_numpy()[at[inside]]
-        keep = op >= 0
-        counts.append(pd.DataFrame({"step": step[keep], "op": op[keep],
-                                    "ps": profile.duration_ps[events[inside]][keep]}))
-    if not counts:
-        return []
-    tally = pd.concat(counts).groupby(["step", "op"]).agg(
-        n=("ps", "size"), ps=("ps", "sum")).reset_index()
+    tally = pd.concat([t for t, _, _ in parts])
+    tally["op"] = [key_of.get(k, -1) for k in zip(tally["program_id"], tally["name"],
+                                                  strict=True)]
+    tally = tally[tally["op"] >= 0].groupby(["step", "op"]).agg(
+        n=("n", "sum"), ps=("ps", "sum")).reset_index()
+    spans = pd.concat([s for _, s, _ in parts]).groupby(level=0).max()
+    cores = sum(c for _, _, c in parts)
     per_occurrence = ops[_SUMMED].div(ops["occurrences"].clip(lower=1), axis=0)
-    cores = len(lines["section"].unique())
-    spans = (markers["end_ps"] - markers["start_ps"]).groupby(markers["step"]).max()
     out = []
     for step, part in tally.groupby("step", sort=True):
         rows = ops.iloc[part["op"].to_numpy()].copy()
@@ -230,6 +210,41 @@ def _step_sums(profile: Profile, ops: pd.DataFrame) -> list[tuple[int, pd.DataFr
         rows["time_ps"] = rows["self_time_ps"] = part["ps"].to_numpy(np.float64)
         out.append((int(step), rows, float(spans.loc[step]) * cores))
     return out
+
+
+def step_tally(profile: Profile) -> tuple[pd.DataFrame, pd.Series, int] | None:
+    """One host's part: per step and op (program id, name) the runs and time of its XLA ops on
+    the TPU cores, each step's longest span, and the cores counted; None without Steps lines."""
+    steps = find_steps(profile)
+    if steps.source != "device Steps line":
+        return None
+    markers = steps.markers
+    markers = markers[markers["section"].map(lambda s: bool(_TPU_CORE.match(s)))]
+    tracks = profile.tracks
+    lines = tracks[(tracks["name"] == "XLA Ops") & tracks["section"].isin(
+        set(markers["section"]))]
+    stats = profile.metadata["stats"].to_numpy()
+    counts = []
+    for section, line in lines.groupby("section"):
+        events = track_events(profile, line.index.to_numpy())
+        mine = markers[markers["section"] == section].sort_values("start_ps")
+        start = profile.start_ps[events]
+        at = np.searchsorted(mine["start_ps"].to_numpy(), start, side="right") - 1
+        inside = (at >= 0) & (start < mine["end_ps"].to_numpy()[np.maximum(at, 0)])
+        metas = profile.meta[events[inside]]
+        codes, of_event = np.unique(metas, return_inverse=True)
+        pids = np.array([str(int(stats[m].get("program_id", 0) or 0) & (2**64 - 1))
+                         for m in codes.tolist()], dtype=object)
+        names = profile.display_names[codes].astype(str)
+        counts.append(pd.DataFrame({
+            "step": mine["step"].to_numpy()[at[inside]], "program_id": pids[of_event],
+            "name": names[of_event], "ps": profile.duration_ps[events[inside]]}))
+    if not counts:
+        return None
+    tally = pd.concat(counts).groupby(["step", "program_id", "name"]).agg(
+        n=("ps", "size"), ps=("ps", "sum")).reset_index()
+    spans = (markers["end_ps"] - markers["start_ps"]).groupby(markers["step"]).max()
+    return tally, spans, len(lines["section"].unique())
 
 
 def roofline_model_available(profile: Profile) -> bool:
