@@ -32,6 +32,7 @@ __all__ = [
     "MemoryProfile",
     "MemoryViewer",
     "OpProfile",
+    "PerfCounters",
     "PodViewer",
     "Profile",
     "ProfileError",

@@ -95,10 +95,10 @@ class Profile:
                     "name": t.name, "kind": t.kind,
                     "section_id": self._section_base[hi] + t.section,
                     "first_event": self._event_base[hi] + t.first,
-                    "end_event": self._event_base[hi] + t.end,
+                    "end_event": self._event_base[hi] + t.end, "line_id": t.line_id,
                     "_order": (hi, section.sort_key, t.section, t.sort_key)})
         columns = ["host", "section", "section_kind", "name", "kind", "n_events", "start_us",
-                   "end_us", "max_depth", "section_id", "first_event", "end_event"]
+                   "end_us", "max_depth", "section_id", "first_event", "end_event", "line_id"]
         if not rows:
             return pd.DataFrame(columns=columns)
         rows.sort(key=lambda r: r.pop("_order"))

@@ -46,6 +46,7 @@ class Track:
     first: int
     end: int
     sort_key: tuple = ()
+    line_id: int = -1  # the XLine's id (XSpace); -1 where the format has none
 
 
 @dataclass

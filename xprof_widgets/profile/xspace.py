@@ -44,7 +44,10 @@ _WIRE_ERRORS = {
 _SKIPPED_PLANES = {"/host:metadata"}
 _HLO_PROTO_STAT = "Hlo Proto"
 _PROGRAM_ID_SUFFIX = re.compile(r"(.*)\((\d+)\)", re.DOTALL)
-_COUNTER_LINES = {"_counters_"}
+_COUNTER_LINES = {"_counters_", "LLO Utilization"}
+"""Lines whose events are counter samples: `_counters_`, and the utilization of each execution
+unit that TPU custom-call tracing writes (XProf 2.24's trace viewer draws the latter as instants;
+its newer one, as counters)."""
 _TENSOR_CORE = re.compile(r"/device:TPU:\d+")
 _XLA_MODULES = "XLA Modules"
 _UINT64 = (1 << 64) - 1
@@ -173,14 +176,16 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     group += internal
     line_keys = _line_keys(headers, lines, line_names, data)
     rows_of_tracks = [(int(lines[k, 0]), _line_name(data, line_names, k) or
-                       f"line {int(lines[k, 1])}", line_keys[k], hidden)
+                       f"line {int(lines[k, 1])}", line_keys[k], hidden, int(lines[k, 1]))
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
+    counters = _split_counters(rows_of_tracks, lines, group, meta_rows, display_names)
     derived, note = _framework_rows(
         XSpaceDetails(data, record, plane_starts, stat_names, source), headers, lines,
         line_names, data, start, duration, meta_rows, rows, section_of_plane)
     if derived:  # rows XProf derives get tracks of their own, after the file's
         first = len(rows_of_tracks)
-        rows_of_tracks += [(plane_index, row.name, row.line_id, 0) for plane_index, row in derived]
+        rows_of_tracks += [(plane_index, row.name, row.line_id, 0, row.line_id)
+                           for plane_index, row in derived]
         group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
                                           for k, (_, row) in enumerate(derived)])
         start = np.concatenate([start] + [row.start for _, row in derived])
@@ -188,7 +193,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         meta_rows = np.concatenate([meta_rows] + [row.meta for _, row in derived])
         record = np.concatenate([record, np.full(start.shape[0] - record.shape[0],
                                                  _no_record(record), record.dtype)])
-    if internal.any() or r_start.shape[0] or derived:
+    if internal.any() or r_start.shape[0] or derived or counters:
         moved = np.argsort(group, kind="stable")
         meta_rows, record = meta_rows[moved], record[moved]
         start, duration = start[moved], duration[moved]
@@ -201,13 +206,14 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         record = record[perm]
 
     tracks: list[Track] = []
-    for g, (plane_index, name, key, hidden) in enumerate(rows_of_tracks):
+    for g, (plane_index, name, key, hidden, line_id) in enumerate(rows_of_tracks):
         lo, hi = int(bounds[g, 0]), int(bounds[g, 1])
         if lo == hi or headers[plane_index].name in _SKIPPED_PLANES:
             continue
-        kind = "hidden" if hidden else "counter" if name in _COUNTER_LINES else "slices"
+        kind = "hidden" if hidden else "counter" if g in counters else "slices"
         tracks.append(Track(section=section_of_plane[plane_index], name=name, kind=kind,
-                            first=lo, end=hi, sort_key=(kind != "counter", key, hidden)))
+                            first=lo, end=hi, sort_key=(kind != "counter", key, hidden),
+                            line_id=line_id))
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
@@ -222,6 +228,25 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
         details=details, hlo_protos=hlo_protos, counter_values=counter_values,
         derived=record == _no_record(record), warnings=warnings)
+
+
+def _split_counters(rows_of_tracks: list, lines: np.ndarray, group: np.ndarray,
+                    meta_rows: np.ndarray, display_names: list[str]) -> set[int]:
+    """A counter line holds one counter per event name, as XProf draws `_counters_`: its events
+    move (in `group`) to a track of their own per name, appended to `rows_of_tracks`; returns
+    the counter tracks' groups."""
+    counters: set[int] = set()
+    for k in range(lines.shape[0]):
+        plane_index, name, key, _, line_id = rows_of_tracks[2 * k]
+        if name not in _COUNTER_LINES:
+            continue
+        mine = np.arange(lines[k, 5], lines[k, 6])
+        mine = mine[group[mine] == 2 * k]  # internal events stay on the hidden track
+        for row in np.unique(meta_rows[mine]).tolist():
+            rows_of_tracks.append((plane_index, display_names[row], key, 0, line_id))
+            counters.add(len(rows_of_tracks) - 1)
+            group[mine[meta_rows[mine] == row]] = len(rows_of_tracks) - 1
+    return counters
 
 
 def _line_name(data: bytes, line_names: np.ndarray, k: int) -> str:

@@ -13,6 +13,9 @@ What a host file holds (each module tells the details):
 - `/host:CPU`: `python` (`train` steps with `step_num`, `_r`), `tf_data_private_threadpool/1003`
   (the input pipeline), on TPU `pjrt-tpu-tasks/1005` (`DoEnqueueProgram`); with `allocator`,
   each device's allocator events on `python` (`allocator.py`).
+- With `custom_calls` (TPU): a Pallas custom call per layer, its first steps traced on LLO lines
+  (`LLO Utilization`, `Pallas Primitives`, `LLO Instructions`, per-unit instruction lines), and
+  a `Performance Counters` sample per chip (`llo.py`).
 - `/host:metadata`: per program an `Hlo Proto` with buffer assignment; `Task Environment`.
 - Programs: `jit_train_step` every step, `jit_eval_step` every `EVAL_EVERY`-th step. Every
   `INPUT_BOUND_EVERY`-th step (9, 19, ...) waits for input about `INPUT_BOUND_FACTOR` times as
@@ -76,6 +79,7 @@ def generate(
     devices: int = DEFAULT_DEVICES,
     html_event: bool = False,
     allocator: bool = False,
+    custom_calls: bool = False,
 ) -> SyntheticRun:
     """Writes the profile(s) and reports what each host file holds.
 
@@ -85,6 +89,8 @@ def generate(
     """
     if kind not in ("tpu", "gpu"):
         raise ValueError(f"kind must be 'tpu' or 'gpu', not {kind!r}")
+    if custom_calls and kind != "tpu":
+        raise ValueError("custom_calls (Pallas kernels with LLO tracing) are TPU-only")
     n_events = int(n_events)
     if n_events < 1 or hosts < 1 or not 1 <= devices <= 64:
         raise ValueError("n_events and hosts must be at least 1, devices from 1 to 64")
@@ -112,6 +118,7 @@ def generate(
             hostname(kind, seed, h),
             html_event,
             allocator,
+            custom_calls,
         )
         for h, f in enumerate(files)
     ]
@@ -127,9 +134,13 @@ def write_synthetic(
     devices: int = DEFAULT_DEVICES,
     html_event: bool = False,
     allocator: bool = False,
+    custom_calls: bool = False,
 ) -> Path:
     """Writes a synthetic profile of about `n_events` events; returns the file, or the run
     folder when `path` is a directory. `html_event` adds one host event named
     `HTML_EVENT_NAME` (an `<img onerror>` tag) for HTML-safety tests; `allocator` adds each
-    device's allocator events (the memory profile's data)."""
-    return generate(path, n_events, kind, seed, hosts, devices, html_event, allocator).path
+    device's allocator events (the memory profile's data); `custom_calls` (TPU) makes the
+    forward softmax a Pallas custom call, traced with LLO lines, and adds performance counters
+    (`llo.py`)."""
+    return generate(path, n_events, kind, seed, hosts, devices, html_event, allocator,
+                    custom_calls).path

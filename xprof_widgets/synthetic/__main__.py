@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="add each device's MemoryAllocation/MemoryDeallocation events",
     )
+    parser.add_argument(
+        "--custom-calls",
+        action="store_true",
+        help="TPU: a Pallas custom call per layer with LLO tracing lines and perf counters",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     run = generate(
@@ -48,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         args.devices,
         args.html_event,
         args.allocator,
+        args.custom_calls,
     )
     seconds = time.perf_counter() - t0
     for host in run.hosts:

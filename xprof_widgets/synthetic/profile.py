@@ -27,7 +27,8 @@ class HostResult:
     steps: int
 
 
-def programs_for(kind: str, n_events: float, devices: int, seed: int) -> list[Program]:
+def programs_for(kind: str, n_events: float, devices: int, seed: int,
+                 custom_calls: bool = False) -> list[Program]:
     """The train and eval programs, sized so that a step has about sqrt(events/device) ops."""
     peak = (
         (tpu.PEAK_TFLOPS * 1e12, tpu.PEAK_HBM_GBPS * 1e9)
@@ -36,7 +37,8 @@ def programs_for(kind: str, n_events: float, devices: int, seed: int) -> list[Pr
     )
     layers = min(MAX_LAYERS, layers_for(int(math.sqrt(max(n_events, 1) / devices))))
     return [
-        make_program("jit_train_step", kind, layers, seed, True, *peak),
+        make_program("jit_train_step", kind, layers, seed, True, *peak,
+                     custom_call=custom_calls),
         make_program("jit_eval_step", kind, layers, seed, False, *peak),
     ]
 
@@ -51,11 +53,13 @@ def write_host(
     hostname: str,
     html_event: bool,
     allocator: bool = False,
+    custom_calls: bool = False,
 ) -> HostResult:
-    programs = programs_for(kind, n_events, devices, seed)
+    programs = programs_for(kind, n_events, devices, seed, custom_calls)
     tmpdir = path.parent
     if kind == "tpu":
-        device_side = tpu.TpuDevices(devices, programs, tmpdir, first_plane_id=2)
+        device_side = tpu.TpuDevices(devices, programs, tmpdir, first_plane_id=2,
+                                     custom_calls=custom_calls)
         device_planes = device_side.planes
     else:
         device_side = gpu.GpuDevices(devices, programs, tmpdir, first_plane_id=2)
@@ -80,6 +84,8 @@ def write_host(
         device_side.write(steps)
         threads.write(steps)
         first = int(steps.end[-1])
+    if custom_calls:
+        device_side.finish(first)
     metadata = _metadata_plane(programs, tmpdir)
     task = Plane(0, "Task Environment", tmpdir)
     start_ns = EPOCH_NS + seed * 1_000_000_000

@@ -122,6 +122,8 @@ class Program:
             text += ", dim_labels=bf_io->bf"
         elif instr.opcode == "all-reduce-start":
             text += ", replica_groups={{0,1,2,3}}, to_apply=%add.clone"
+        elif instr.opcode == "custom-call":
+            text += ', custom_call_target="tpu_custom_call"'
         elif instr.opcode in ("transpose", "reduce"):
             text += ", dimensions={1,0}" if instr.opcode == "transpose" else ", dimensions={1}"
         return text
@@ -220,10 +222,12 @@ class _Builder:
 
 
 def make_program(
-    name: str, kind: str, layers: int, seed: int, train: bool, peak_flops: float, peak_bw: float
+    name: str, kind: str, layers: int, seed: int, train: bool, peak_flops: float, peak_bw: float,
+    custom_call: bool = False,
 ) -> Program:
     """A forward pass over `layers` blocks, and for training the backward pass with async
-    gradient all-reduces, an optimizer update and a host-offloaded activation."""
+    gradient all-reduces, an optimizer update and a host-offloaded activation. `custom_call`:
+    the forward softmax is a Pallas kernel (a `custom-call` to `tpu_custom_call`, no cost)."""
     rng = np.random.default_rng([seed, layers, int(train)])
     tokens, d_model, d_ff, vocab = 8192, 1024, 4096, 1000
     b = _Builder(kind, rng, peak_flops, peak_bw, name.removeprefix("jit_"))
@@ -262,7 +266,11 @@ def make_program(
             "kOutput",
             flops=2 * tokens * 3 * d_model * 512,
         )
-        probs = b.loop([scores], f"{s}/attention/softmax")
+        if custom_call:
+            probs = b.add("custom-call", b.get(scores).dims, [scores],
+                          f"{s}/attention/pallas_softmax", "custom-call")
+        else:
+            probs = b.loop([scores], f"{s}/attention/softmax")
         t = b.add(
             "transpose",
             (tokens, 3 * d_model),

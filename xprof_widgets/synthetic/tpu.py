@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import llo
 from .program import Program
 from .timeline import US, Steps, async_flow, device_latency_ps, host_flow_id
 from .xspace import Plane, Stat
@@ -60,8 +61,12 @@ def op_metadata_stats(plane: Plane, program: Program, op, symbol_id: int) -> lis
 class TpuDevices:
     """The device planes of one host, filled chunk by chunk."""
 
-    def __init__(self, n_devices: int, programs: list[Program], tmpdir: Path, first_plane_id: int):
+    def __init__(self, n_devices: int, programs: list[Program], tmpdir: Path, first_plane_id: int,
+                 custom_calls: bool = False):
         self.programs = programs  # slot 0 train, slot 1 eval
+        # the train program's custom calls, traced in its first steps (llo.py)
+        self.custom_calls = [i for i, op in enumerate(programs[0].ops)
+                             if op.opcode == "custom-call"] if custom_calls else []
         self.pairs = [async_pairs(p) for p in programs]
         self.done_names = sorted(
             {op.name for p in programs for op in p.ops if op.opcode.endswith("-done")}
@@ -117,12 +122,16 @@ class TpuDevices:
                 )
             self.planes.append(plane)
             self._meta.append(meta)
+        self._llo = [llo.LloTracer(p, d) for d, p in enumerate(self.planes)] \
+            if custom_calls else []
         self._plan = None
 
     def event_count(self, steps: int, evals: int) -> int:
         """A step event per step; per program run a module, two TraceMes, ops, async ops."""
         per = [3 + len(p.ops) + len(pairs) for p, pairs in zip(self.programs, self.pairs)]
-        return len(self.planes) * (steps * (1 + per[0]) + evals * per[1])
+        traced = (min(steps, llo.LLO_STEPS) * len(self.custom_calls) * llo.events_per_run()
+                  + len(llo.COUNTERS)) if self._llo else 0
+        return len(self.planes) * (steps * (1 + per[0]) + evals * per[1] + traced)
 
     @property
     def nominal_ps(self) -> float:
@@ -165,6 +174,11 @@ class TpuDevices:
             runs = [(0, steps.index, t0, train), (1, steps.index[evals], eval_t0, evaluation)]
             self._write_modules(plane, meta, runs, d)
 
+    def finish(self, end_ps: int) -> None:
+        """The performance counters' one sample, at the end of the profile."""
+        for tracer in self._llo:
+            tracer.write_counters(end_ps)
+
     def _write_modules(self, plane: Plane, meta: dict, runs: list, device: int) -> None:
         lines = meta["lines"]
         mod_md, mod_start, mod_dur, mod_step, mod_slot = [], [], [], [], []
@@ -178,6 +192,10 @@ class TpuDevices:
             mod_step.append(index)
             mod_slot.append(np.full(rows, slot))
             abs_start = t0[:, None] + start
+            if slot == 0 and self._llo:
+                traced = index < llo.LLO_STEPS
+                self._llo[device].write(abs_start[traced][:, self.custom_calls].ravel(),
+                                        dur[traced][:, self.custom_calls].ravel())
             ops_md.append(np.broadcast_to(meta["ops"][slot], (rows, n)).ravel())
             ops_start.append(abs_start.ravel())
             ops_dur.append(dur.ravel())
