@@ -157,6 +157,8 @@ def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
         page.wait_for_timeout(100)
     key, start, end = shown.split()
     assert key == "trace" and float(start) < ms * 1000 < float(end)
+    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
+                           "?.dataset.selected || 0) > 0", timeout=30_000)
     selected = harness.run_in_kernel(page, (
         "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
         "['name'])))"))

@@ -173,3 +173,19 @@ def test_synthetic_allocators(tmp_path):
     table = memory.breakdown()
     assert int(table["allocation_bytes"].sum()) == memory.summary()["peak_bytes"]
     assert STACK in table["op_name"].tolist()
+
+
+def test_every_host_of_a_run(make_logdir):
+    tf = DATA / "tf_keras_cpu_slow_map.xplane.pb"
+    logdir = make_logdir({"2026_01_01_00_00_00": {"a.xplane.pb": tf, "b.xplane.pb": tf}})
+    profile = xw.open_profile(logdir)
+    analysis = analyze_memory_profile(profile)
+    assert list(analysis.allocators) == [("a", "mklcpu"), ("b", "mklcpu")]
+    assert analysis.hosts_of("mklcpu") == ["a", "b"]
+    b = analysis.allocator("mklcpu", host="b").snapshots
+    names = profile.display_names[profile.meta[b["event"].to_numpy()]]
+    assert set(names) == {"MemoryAllocation", "MemoryDeallocation"}
+    hosts = profile.tracks["host"].to_numpy()[profile.track_of(b["event"].to_numpy())]
+    assert set(hosts) == {"b"}  # the ids are the whole profile's, on host b
+    one = analyze_memory_profile(xw.open_profile(tf)).allocator().summary()
+    assert analysis.allocator("mklcpu", host="b").summary()["peak_bytes"] == one["peak_bytes"]

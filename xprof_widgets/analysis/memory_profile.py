@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import PS_PER_US, Profile
+from .hosts import host_parts
 from .steps import find_steps
 
 HOST_PLANE = "/host:CPU"
@@ -240,7 +241,9 @@ def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
 
 def memory_profile_available(profile: Profile) -> bool:
     """Whether any host plane holds an allocator event (cheap: no stat is read)."""
-    return bool(_allocator_events(profile).shape[0])
+    t = profile.tracks
+    hidden = t[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")]
+    return bool(len(hidden)) and bool(_allocator_events(profile).shape[0])
 
 
 def _allocator_events(profile: Profile) -> np.ndarray:
@@ -254,22 +257,35 @@ def _allocator_events(profile: Profile) -> np.ndarray:
     return events[wanted[profile.meta[events]]]
 
 
-def _analyze(profile: Profile) -> MemoryProfileAnalysis:
+def memory_profile_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
+    """One host's part (analysis/hosts.py): (memory id, its snapshots) per allocator in memory
+    id order, in the host's frame (`time_ps` and `event` of the host's own profile)."""
     events = _allocator_events(profile)
-    out: dict[tuple[str, str], AllocatorMemory] = {}
     if not events.shape[0]:
-        return MemoryProfileAnalysis(out, profile.source)
+        return []
     frame = _snapshots(profile, events)
-    hosts = profile.tracks["host"].to_numpy()[profile.track_of(frame["event"].to_numpy())]
-    order = {h: k for k, h in enumerate(profile.hosts)}
     steps = find_steps(profile).markers
-    for (host, memory_id), snaps in sorted(frame.groupby([hosts, "memory_id"], sort=False),
-                                           key=lambda kv: (order[kv[0][0]], kv[0][1])):
+    out = []
+    for memory_id, snaps in sorted(frame.groupby("memory_id", sort=False), key=lambda kv: kv[0]):
         snaps = snaps.sort_values(["time_ps", "event"], kind="stable").reset_index(drop=True)
-        snaps["step"] = _steps_of(snaps["time_ps"].to_numpy(), steps[steps["host"] == host])
+        snaps["step"] = _steps_of(snaps["time_ps"].to_numpy(), steps)
         _inherit(snaps)
-        snaps["time_us"] = snaps["time_ps"] / PS_PER_US
-        out[(host, memory_id)] = AllocatorMemory(host, memory_id, snaps[SNAPSHOT_COLUMNS])
+        out.append((str(memory_id), snaps))
+    return out
+
+
+def _analyze(profile: Profile) -> MemoryProfileAnalysis:
+    out: dict[tuple[str, str], AllocatorMemory] = {}
+    tracks = profile.tracks
+    for part in host_parts(profile, memory_profile_part):
+        # the host's events are numbered after the hosts before it: its first track's first
+        base = int(tracks.loc[tracks["host"] == part.host, "first_event"].min())
+        for memory_id, snaps in part.part:
+            snaps = snaps.assign(time_ps=snaps["time_ps"] + part.shift_ps,
+                                 event=snaps["event"] + base)
+            snaps["time_us"] = snaps["time_ps"] / PS_PER_US
+            out[(part.host, memory_id)] = AllocatorMemory(part.host, memory_id,
+                                                          snaps[SNAPSHOT_COLUMNS])
     return MemoryProfileAnalysis(out, profile.source)
 
 

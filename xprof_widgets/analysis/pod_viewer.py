@@ -40,6 +40,7 @@ from .hosts import host_parts
 from .input_pipeline import (
     DEFAULT_INPUT_PATTERN,
     NON_OP_LINES,
+    analyze_input_pipeline,
     input_pipeline_part,
     unit_step_classes,
 )
@@ -186,8 +187,9 @@ def analyze_pod_viewer(profile: Profile,
 
 
 def pod_viewer_available(profile: Profile) -> bool:
-    """Whether the profile has steps to break down (the suite's tab)."""
-    return bool(len(analyze_pod_viewer(profile).rows))
+    """Whether the profile has steps to break down (the suite's tab): the Input Pipeline's
+    steps, which the Overview computes anyway."""
+    return bool(len(analyze_input_pipeline(profile).steps))
 
 
 def _analyze(profile: Profile, input_pattern: str) -> PodViewerAnalysis:
