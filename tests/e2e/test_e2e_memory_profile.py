@@ -149,6 +149,7 @@ def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
     ms = (times[40] + times[41]) / 2
     point = page.evaluate(PLOT_POINT, [ms, 0.9])
     page.mouse.click(point["x"], point["y"])
+    # This poll may make the trace tab while the click's link makes it on the kernel's subshell.
     for _ in range(50):
         shown = harness.run_in_kernel(page, (
             "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))

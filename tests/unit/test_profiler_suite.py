@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 import pytest
 
@@ -28,6 +30,26 @@ def test_tabs_share_one_profile_and_are_made_when_shown(logdir):
     suite.tabs.selected_index = 1
     assert set(suite._tools) == {"overview", "trace"}
     assert suite.tool("trace").profile is suite.profile is suite.tool("overview").profile
+
+
+def test_a_tab_asked_for_from_two_threads_is_made_once(logdir, monkeypatch):
+    # ipykernel 7 runs JupyterLab's widget messages on a subshell thread, beside the cell's.
+    from xprof_widgets.widgets.trace_viewer import TraceViewer
+    made = TraceViewer.__init__
+
+    def slow(self, *args, **kwargs):
+        time.sleep(0.2)
+        made(self, *args, **kwargs)
+
+    monkeypatch.setattr(TraceViewer, "__init__", slow)
+    suite = xw.Profiler(logdir)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(suite.tool("trace"))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got[0] is got[1] is suite.tabs.children[suite.tab_keys.index("trace")]
 
 
 def test_run_and_host_pickers_reopen(logdir):

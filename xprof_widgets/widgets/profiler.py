@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from importlib import import_module
 from typing import Any
 
@@ -45,6 +46,9 @@ class Profiler(ipywidgets.VBox):
         self._path = None if isinstance(path_or_profile, Profile) or self._pod is not None \
             else os.fspath(path_or_profile)
         self._tools: dict[str, Any] = {}
+        # Under ipykernel 7 JupyterLab sends widget messages on a subshell thread, so a click's
+        # link and a cell can ask for the same tab at once: one of them makes it.
+        self._making = threading.RLock()
         self._lay_out()
         self.show(first.key)
 
@@ -56,21 +60,25 @@ class Profiler(ipywidgets.VBox):
 
     def tool(self, key: str) -> Any:
         """The widget of one tab ("trace", "op", ...), made on first use."""
-        if key not in self._tools:
-            entry = self._entry(key)
-            widget_class = getattr(import_module(entry.module, "xprof_widgets"), entry.name)
-            try:
-                widget = widget_class(self.profile)
-            except ProfileError as exc:  # a tool that cannot run on this profile says why
-                widget = ipywidgets.Label(f"{entry.name}: {exc}")
-            if isinstance(widget, RequestWidget):
-                widget._linked = True
-                widget.observe(self._on_link, names="link")
-            self._tools[key] = widget
-            children = list(self.tabs.children)
-            children[self.tab_keys.index(key)] = widget
-            self.tabs.children = children
-        return self._tools[key]
+        with self._making:
+            if key not in self._tools:
+                self._make(key)
+            return self._tools[key]
+
+    def _make(self, key: str) -> None:
+        entry = self._entry(key)
+        widget_class = getattr(import_module(entry.module, "xprof_widgets"), entry.name)
+        try:
+            widget = widget_class(self.profile)
+        except ProfileError as exc:  # a tool that cannot run on this profile says why
+            widget = ipywidgets.Label(f"{entry.name}: {exc}")
+        if isinstance(widget, RequestWidget):
+            widget._linked = True
+            widget.observe(self._on_link, names="link")
+        self._tools[key] = widget
+        children = list(self.tabs.children)
+        children[self.tab_keys.index(key)] = widget
+        self.tabs.children = children
 
     def show(self, key: str) -> Any:
         """Switches to a tab and returns its widget."""
@@ -119,19 +127,23 @@ class Profiler(ipywidgets.VBox):
         viewer.selected_events = events[:1000].tolist()
 
     def show_moment_in_trace(self, time_us: float, event: int | None = None) -> None:
-        """Moves the Trace Viewer to a moment (us) and selects the slices running then on the
-        thread of `event` (an allocator event's thread: the ops that allocated or freed)."""
+        """Moves the Trace Viewer to a moment (us) and selects the slices running on the thread
+        of `event` (an allocator event) when it happened: the ops that allocated or freed. (The
+        moment clicked may fall between two ops; the allocation always lies inside one.)"""
         viewer = self.show("trace")
         selected = np.empty(0, np.int64)
+        reach = 0.0
         if event is not None:
             t = self.profile.tracks
             own = t.loc[int(self.profile.track_of(np.array([int(event)]))[0])]
             thread = t.index[(t["host"] == own["host"]) & (t["section"] == own["section"])
                              & (t["name"] == own["name"]) & (t["kind"] == "slices")]
+            at = float(self.profile.start_ps[int(event)]) / 1e6
+            reach = abs(at - time_us)
             if len(thread):
-                selected = self.profile.event_indices(time_us, time_us, track=list(thread))
+                selected = self.profile.event_indices(at, at, track=list(thread))
         innermost = float(self.profile.duration_ps[selected].min()) / 1e6 if len(selected) else 0
-        pad = max(innermost * 4, 10.0)
+        pad = max(innermost * 4, 10.0, reach * 1.5)
         viewer.window = (time_us - pad, time_us + pad)
         viewer.selected_events = selected[:1000].tolist()
 
@@ -172,15 +184,16 @@ class Profiler(ipywidgets.VBox):
         self.children = [header, self.tabs] if header else [self.tabs]
 
     def _reopen(self) -> None:
-        run = self.run_picker.value if self.run_picker else self.profile.run
-        host = self.host_picker
-        same_run = run == self.profile.run
-        chosen = None if host is None or host.value == ALL_HOSTS or not same_run else host.value
-        current = self.tab_keys[self.tabs.selected_index or 0]
-        if self._pod is not None:
-            self.profile = self._pod if chosen is None else self._pod.select(chosen)
-        else:
-            self.profile = open_profile(self._path, run=run, host=chosen)
-        self._tools.clear()
-        self._lay_out()  # the new run may have other hosts, and other tools
-        self.show(current if current in self.tab_keys else self.tab_keys[0])
+        with self._making:
+            run = self.run_picker.value if self.run_picker else self.profile.run
+            host = self.host_picker
+            same_run = run == self.profile.run
+            chosen = None if host is None or host.value == ALL_HOSTS or not same_run else host.value
+            current = self.tab_keys[self.tabs.selected_index or 0]
+            if self._pod is not None:
+                self.profile = self._pod if chosen is None else self._pod.select(chosen)
+            else:
+                self.profile = open_profile(self._path, run=run, host=chosen)
+            self._tools.clear()
+            self._lay_out()  # the new run may have other hosts, and other tools
+            self.show(current if current in self.tab_keys else self.tab_keys[0])
