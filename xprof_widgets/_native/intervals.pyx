@@ -1,6 +1,7 @@
 # cython: language_level=3, wraparound=False, initializedcheck=False
-"""Stack walks over time-sorted intervals: binding flow points to the slices that hold them
-(`profile/chrome.py`) and self times of nested input ops (`analysis/input_pipeline.py`).
+"""Sweeps over time-sorted intervals: binding flow points to the slices that hold them
+(`profile/chrome.py`), self times of nested input ops, and the unions of interval classes
+that split step time (`analysis/input_pipeline.py`, `analysis/pod_viewer.py`).
 Array accesses stay bounds-checked (indices come from the caller). Bool arrays are read as
 bytes.
 """
@@ -81,94 +82,152 @@ def self_times(const int64_t[:] track, const int64_t[:] start, const int64_t[:] 
     return np.maximum(result, 0)
 
 
-def cumulative_unions(list classes, start_ps, duration_ps):
-    """parts[k] = the union of the [start, start + duration) intervals of the events in
-    classes[0..k], as (sorted disjoint starts, ends, length before each); touching intervals
-    merge. One sort of all the events, then two sweeps in order per class (count, fill)."""
-    cdef Py_ssize_t n_classes = len(classes), level
-    if n_classes > 127:
-        raise ValueError("cumulative_unions: at most 127 classes")
-    cdef const int64_t[:] start_all = start_ps
-    cdef const int64_t[:] duration_all = duration_ps
-    cdef int64_t n = sum(len(c) for c in classes), k = 0, j, i, m
-    cls_a = np.empty(n, np.int8)
-    start_a = np.empty(n, np.int64)
-    end_a = np.empty(n, np.int64)
-    cdef int8_t[::1] cls = cls_a
-    cdef int64_t[::1] s = start_a, e = end_a
-    cdef const int64_t[::1] ev
-    for level in range(n_classes):
-        ev = np.ascontiguousarray(classes[level], np.int64)
-        with nogil:
-            for j in range(ev.shape[0]):
-                i = ev[j]
-                s[k] = start_all[i]
-                e[k] = start_all[i] + duration_all[i]
-                cls[k] = <int8_t>level
-                k += 1
-    order = np.argsort(start_a, kind="stable")  # then every sweep reads memory in order
-    s = start_a = start_a[order]
-    e = end_a = end_a[order]
-    cls = cls_a = cls_a[order]
-    del order
-    cdef int64_t[::1] a
-    cdef int64_t[::1] b
-    cdef int64_t[::1] before
-    parts = []
-    for level in range(n_classes):
-        with nogil:
-            m = _sweep(s, e, cls, level, None, None, None)
-        a_out = np.empty(m, np.int64)
-        b_out = np.empty(m, np.int64)
-        before_out = np.empty(m, np.int64)
-        a = a_out
-        b = b_out
-        before = before_out
-        with nogil:
-            _sweep(s, e, cls, level, a, b, before)
-        parts.append((a_out, b_out, before_out))
-    return parts
+def cumulative_unions(list runs, int n_levels):
+    """parts[k] = the union of the [start, start + duration) intervals of the events of level
+    <= k, as (sorted disjoint starts, ends, length before each); touching intervals merge.
+
+    Each run is (start, duration, level) arrays of one length, sorted by start: a track's events
+    (views of the profile's columns) or a sorted subset. The runs are merged as they are read,
+    twice (count, then fill), so nothing of their size is copied or sorted. Levels outside
+    0..n_levels-1 count in no part.
+    """
+    if not 0 < n_levels <= 64:
+        raise ValueError(f"cumulative_unions: n_levels must be 1..64, got {n_levels}")
+    kept = []
+    for start, duration, level in runs:
+        start = np.ascontiguousarray(start, np.int64)
+        duration = np.ascontiguousarray(duration, np.int64)
+        level = np.ascontiguousarray(level, np.int8)
+        if not start.shape[0] == duration.shape[0] == level.shape[0]:
+            raise ValueError("cumulative_unions: a run's start, duration and level differ in "
+                             "length")
+        if start.shape[0]:
+            kept.append((start, duration, level))
+    cdef Py_ssize_t k = len(kept), level_i
+    cdef _Runs merged = _Runs(kept)
+    counts = np.zeros(n_levels, np.int64)
+    cdef int64_t[::1] m = counts
+    if _merge_sweep(merged, k, n_levels, &m[0], NULL, NULL, NULL) < 0:
+        raise ValueError("cumulative_unions: a run is not sorted by start")
+    outs = [(np.empty(c, np.int64), np.empty(c, np.int64), np.empty(c, np.int64))
+            for c in counts.tolist()]
+    a_ptr = np.empty(n_levels, np.uintp)
+    b_ptr = np.empty(n_levels, np.uintp)
+    before_ptr = np.empty(n_levels, np.uintp)
+    for level_i in range(n_levels):
+        for ptrs, column in zip((a_ptr, b_ptr, before_ptr), outs[level_i]):
+            ptrs[level_i] = column.ctypes.data
+    cdef size_t[::1] pa = a_ptr, pb = b_ptr, pbefore = before_ptr
+    m[:] = 0
+    _merge_sweep(merged, k, n_levels, &m[0], <int64_t**>&pa[0], <int64_t**>&pb[0],
+                 <int64_t**>&pbefore[0])
+    return outs
 
 
-@cython.boundscheck(False)
-cdef int64_t _sweep(const int64_t[::1] s, const int64_t[::1] e, const int8_t[::1] cls,
-                    int64_t level, int64_t[::1] a, int64_t[::1] b,
-                    int64_t[::1] before) noexcept nogil:
-    """The union of the intervals of class <= level (s sorted): its size, and (unless a is
-    None) its intervals written to a, b, before. Unchecked: e and cls have s's length (made by
-    the caller), and a, b, before hold the size the counting sweep returned."""
-    cdef int64_t m = 0, i, group_a = 0, group_b = 0, reach = 0, total = 0
-    cdef bint open_group = False
-    cdef bint fill = a is not None
-    for i in range(s.shape[0]):
-        if cls[i] > level:
-            continue
-        if not open_group:
-            group_a = s[i]
-            group_b = e[i]
-            reach = e[i]
-            open_group = True
-            continue
-        if s[i] > reach:  # a gap: the group so far is one interval of the union
-            if fill:
-                a[m] = group_a
-                b[m] = group_b
-                before[m] = total
-            total += group_b - group_a
-            m += 1
-            group_a = s[i]
-            group_b = e[i]
-        elif e[i] > group_b:
-            group_b = e[i]
-        if e[i] > reach:
-            reach = e[i]
-    if open_group:
-        if fill:
-            a[m] = group_a
-            b[m] = group_b
-            before[m] = total
-        m += 1
-    return m
+cdef class _Runs:
+    """The runs' columns as C pointers (the arrays are kept alive here)."""
+    cdef list arrays
+    cdef size_t[::1] starts, durations, levels, lengths
+
+    def __init__(self, list runs):
+        self.arrays = runs
+        k = len(runs)
+        starts = np.empty(k, np.uintp)
+        durations = np.empty(k, np.uintp)
+        levels = np.empty(k, np.uintp)
+        lengths = np.empty(k, np.uintp)
+        for r, (start, duration, level) in enumerate(runs):
+            starts[r] = start.ctypes.data
+            durations[r] = duration.ctypes.data
+            levels[r] = level.ctypes.data
+            lengths[r] = start.shape[0]
+        self.starts, self.durations, self.levels, self.lengths = starts, durations, levels, lengths
+
+
+cdef int _merge_sweep(_Runs runs, Py_ssize_t k, int n_levels, int64_t* m, int64_t** a,
+                      int64_t** b, int64_t** before) except -2:
+    """One k-way merge of the runs by start, keeping an open group per level: counts the
+    intervals of each level's union into m and, unless a is NULL, writes them. -1: unsorted."""
+    if k == 0:
+        return 0
+    cdef const int64_t** S = <const int64_t**>&runs.starts[0]
+    cdef const int64_t** D = <const int64_t**>&runs.durations[0]
+    cdef const int8_t** L = <const int8_t**>&runs.levels[0]
+    cdef size_t* N = &runs.lengths[0]
+    cdef size_t[::1] pos_a = np.zeros(k, np.uintp)
+    cdef Py_ssize_t[::1] heap_a = np.arange(k, dtype=np.intp)
+    cdef int64_t[::1] state = np.zeros(4 * n_levels, np.int64)  # group start, end, total, open
+    cdef size_t* pos = &pos_a[0]
+    cdef Py_ssize_t* heap = &heap_a[0]
+    cdef int64_t* ga = &state[0]
+    cdef int64_t* gb = &state[n_levels]
+    cdef int64_t* total = &state[2 * n_levels]
+    cdef int64_t* is_open = &state[3 * n_levels]
+    cdef Py_ssize_t size = k, i, r
+    cdef int64_t s, e
+    cdef int c, level
+    with nogil:
+        for i in range(k // 2 - 1, -1, -1):
+            _sift_down(heap, size, i, S, pos)
+        while size > 0:
+            r = heap[0]
+            s = S[r][pos[r]]
+            e = s + D[r][pos[r]]
+            c = L[r][pos[r]]
+            pos[r] += 1
+            if pos[r] < N[r]:
+                if S[r][pos[r]] < s:
+                    return -1
+            else:
+                size -= 1
+                heap[0] = heap[size]
+            if size > 0:
+                _sift_down(heap, size, 0, S, pos)
+            if c < 0:
+                continue
+            for level in range(c, n_levels):
+                if not is_open[level]:
+                    ga[level] = s
+                    gb[level] = e
+                    is_open[level] = 1
+                elif s > gb[level]:  # a gap: the group so far is one interval of the union
+                    if a != NULL:
+                        a[level][m[level]] = ga[level]
+                        b[level][m[level]] = gb[level]
+                        before[level][m[level]] = total[level]
+                    total[level] += gb[level] - ga[level]
+                    m[level] += 1
+                    ga[level] = s
+                    gb[level] = e
+                elif e > gb[level]:
+                    gb[level] = e
+        for level in range(n_levels):
+            if is_open[level]:
+                if a != NULL:
+                    a[level][m[level]] = ga[level]
+                    b[level][m[level]] = gb[level]
+                    before[level][m[level]] = total[level]
+                m[level] += 1
+    return 0
+
+
+cdef inline void _sift_down(Py_ssize_t* heap, Py_ssize_t size, Py_ssize_t i,
+                            const int64_t** S, size_t* pos) noexcept nogil:
+    """Restore the min-heap of run ids (keyed by each run's next start) below i."""
+    cdef Py_ssize_t child, top = heap[i]
+    cdef int64_t key = S[top][pos[top]]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and S[heap[child + 1]][pos[heap[child + 1]]] < \
+                S[heap[child]][pos[heap[child]]]:
+            child += 1
+        if S[heap[child]][pos[heap[child]]] >= key:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = top
 
 
 def union_intervals(start, end):

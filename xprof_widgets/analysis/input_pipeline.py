@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.intervals import cumulative_unions as _cumulative_unions
+from .._native.intervals import cumulative_unions
 from .._native.intervals import self_times as _self_times
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import PS_PER_US, Profile
@@ -36,12 +36,15 @@ from .step_intersection import common_steps
 from .steps import (
     HOW_TO_MARK,
     SOURCES,
+    Run,
     Steps,
     device_sections,
+    event_run,
     find_steps,
     host_tracks,
     stat_hits,
     track_events,
+    track_runs,
 )
 
 DEFAULT_INPUT_PATTERN = (
@@ -427,10 +430,11 @@ def _unit_steps(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
     if not len(markers):
         return pd.DataFrame(columns=_UNIT_COLUMNS)
     units = _units(profile)
-    classes = _device_classes(profile)
+    op_levels = device_step_levels(profile)
     rows = []
     for unit, unit_markers in _assign_units(markers, units).items():
-        parts = _unit_parts(profile, unit, classes, steps, host)
+        parts = cumulative_unions(_unit_runs(profile, unit, op_levels, _HOST_LEVELS, steps, host),
+                                  len(STEP_PARTS) - 1)
         start = unit_markers["period_start_ps"].to_numpy(np.int64)
         marked = unit_markers["start_ps"].to_numpy(np.int64)
         end = unit_markers["end_ps"].to_numpy(np.int64)
@@ -480,25 +484,31 @@ def _assign_units(markers: pd.DataFrame, units: dict[str, str]) -> dict[str, pd.
     return {unit: pd.concat(groups, ignore_index=True) for unit, groups in out.items()}
 
 
-def unit_step_classes(profile: Profile, unit: str,
-                      input_pattern: str = DEFAULT_INPUT_PATTERN) -> list[np.ndarray]:
-    """The events of each part a unit's step time is split into, in the order the parts claim
-    it (compute, device-to-device and collectives, host-to-device, input), for tools that split
-    steps further and must agree with this breakdown (the pod viewer). One host's profile."""
+def unit_step_runs(profile: Profile, unit: str, op_levels: np.ndarray,
+                   host_levels: tuple[int, int], input_pattern: str = DEFAULT_INPUT_PATTERN
+                   ) -> list[Run]:
+    """What claims a unit's step time, as runs for `cumulative_unions`, for tools that split
+    steps further and must agree with this breakdown (the pod viewer): the unit's device ops at
+    op_levels[their metadata row] (`device_step_levels` gives this breakdown's), its host's
+    host-to-device and input work at host_levels, and on a CPU-only run the XLA ops on the
+    unit's threads at level 0. One host's profile."""
     steps = input_pipeline_part(profile, input_pattern).steps
     host = _input_events(profile, steps, input_pattern)
-    return _unit_classes(profile, unit, _device_classes(profile), steps, host)
+    return _unit_runs(profile, unit, op_levels, host_levels, steps, host)
 
 
-def _unit_parts(profile: Profile, unit: str, device_class: np.ndarray, steps: Steps,
-                host: _HostEvents) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Merged intervals covered by compute, then +collectives, +host-to-device, +input."""
-    return _cumulative_unions(_unit_classes(profile, unit, device_class, steps, host),
-                              profile.start_ps, profile.duration_ps)
+def device_step_levels(profile: Profile) -> np.ndarray:
+    """Per metadata row, the part of step time a device op claims (0 compute, 1 device to
+    device, 2 host to device, 3 waiting for input) or 127, none."""
+    return _STEP_LEVELS[_device_classes(profile)]
 
 
-def _unit_classes(profile: Profile, unit: str, device_class: np.ndarray, steps: Steps,
-                  host: _HostEvents) -> list[np.ndarray]:
+_STEP_LEVELS = np.array([0, 1, 2, 3, 127], np.int8)  # by _COMPUTE, _D2D, _H2D, _INFEED, other
+_HOST_LEVELS = (2, 3)  # host-to-device, input
+
+
+def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, host_levels: tuple[int, int],
+               steps: Steps, host: _HostEvents) -> list[Run]:
     on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
         _host_of(profile, unit)
     # Input work counts on the thread that runs the steps; waiting for the next element of a
@@ -506,22 +516,20 @@ def _unit_classes(profile: Profile, unit: str, device_class: np.ndarray, steps: 
     wait_here = host.on_step_thread | (host.kind == _WAIT)
     host_input = host.events[on_host & wait_here & (host.kind != _ENQUEUE)]
     host_h2d = host.events[on_host & host.on_step_thread & (host.kind == _ENQUEUE)]
+    h2d_level, input_level = host_levels
+    runs = [event_run(profile, host_h2d, h2d_level)]
     if unit in device_sections(profile):
-        events = track_events(profile, _op_tracks(profile, unit))
-        op_class = device_class[profile.meta[events]]
+        runs += track_runs(profile, _op_tracks(profile, unit), op_levels)
         # A device with its own step markers waits for input in its infeed (as XProf measures
         # TPU steps); under host-marked steps it waits while the host prepares input.
-        waits = [events[op_class == _INFEED]]
         if steps.source != SOURCES[0]:
-            waits.append(host_input)
-        classes = [events[op_class == _COMPUTE], events[op_class == _D2D],
-                   np.concatenate([events[op_class == _H2D], host_h2d]), np.concatenate(waits)]
+            runs.append(event_run(profile, host_input, input_level))
     else:
         tracks = profile.tracks.index[(profile.tracks["section"] == unit)
                                       & (profile.tracks["kind"] == "slices")].to_numpy()
         compute, _ = stat_hits(profile, track_events(profile, tracks), "hlo_op")
-        classes = [compute, np.empty(0, np.int64), host_h2d, host_input]
-    return classes
+        runs += [event_run(profile, compute, 0), event_run(profile, host_input, input_level)]
+    return runs
 
 
 def _host_of(profile: Profile, section: str) -> str:

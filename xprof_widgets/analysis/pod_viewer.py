@@ -7,7 +7,7 @@ Pipeline (`input_pipeline_part`). Each instant of the period goes to the first o
 covers it, in this order:
 
 1. compute, 2. collectives, 3. device to device, 4. input: the Input Pipeline's parts of the unit
-   (`unit_step_classes`: compute, device-to-device, host-to-device, input), its device-to-device
+   (`unit_step_runs`: compute, device-to-device, host-to-device, input), its device-to-device
    ops split into collectives (all-reduce, all-gather, reduce-scatter, all-to-all,
    collective-permute, NCCL) and the rest, host-to-device and input together as XProf's "Input";
    so compute, the two device-to-device parts together and input equal the Input Pipeline's;
@@ -39,13 +39,13 @@ from ..profile.model import PS_PER_US, Profile
 from .hosts import host_parts
 from .input_pipeline import (
     DEFAULT_INPUT_PATTERN,
-    NON_OP_LINES,
     analyze_input_pipeline,
+    device_step_levels,
     input_pipeline_part,
-    unit_step_classes,
+    unit_step_runs,
 )
 from .step_intersection import common_steps
-from .steps import SOURCES, device_sections, track_events
+from .steps import SOURCES, event_run, track_events
 
 PARTS = ("compute_us", "collectives_us", "device_to_device_us", "input_us", "output_us",
          "compile_us", "host_compute_us", "other_us")
@@ -89,18 +89,15 @@ def pod_viewer_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
     if part.steps.source != SOURCES[0]:  # host-marked steps: the thread that runs them
         stepping = track_events(profile, np.asarray(part.steps.step_tracks, np.int64))
         host_work = stepping[profile.depth[stepping] > 0]
-    devices = set(device_sections(profile))
+    # The Input Pipeline's parts, its device-to-device split and host-to-device joining input.
+    step = device_step_levels(profile)
+    op_levels = np.select([step == 0, (step == 1) & collective, step == 1, step <= 3, output],
+                          [0, 1, 2, 3, 4], 127).astype(np.int8)
     rows = []
     for unit, block in units.groupby("device", sort=False):
-        compute, d2d, h2d, wait = unit_step_classes(profile, unit, input_pattern)
-        is_collective = collective[profile.meta[d2d]]
-        own_output = np.empty(0, np.int64)
-        if unit in devices:
-            ops = track_events(profile, _op_tracks(profile, unit))
-            own_output = ops[output[profile.meta[ops]]]
-        classes = [compute, d2d[is_collective], d2d[~is_collective],
-                   np.concatenate([h2d, wait]), own_output, compile_events, host_work]
-        unions = cumulative_unions(classes, profile.start_ps, profile.duration_ps)
+        runs = unit_step_runs(profile, unit, op_levels, (3, 3), input_pattern)
+        runs += [event_run(profile, compile_events, 5), event_run(profile, host_work, 6)]
+        unions = cumulative_unions(runs, len(PARTS) - 1)
         start = block["start_ps"].to_numpy(np.int64)
         end = start + block["duration_ps"].to_numpy(np.int64)
         out = block[["step", "name", "device", "start_ps", "duration_ps"]].copy()
@@ -118,12 +115,6 @@ def pod_viewer_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
 def _host_slice_tracks(profile: Profile) -> np.ndarray:
     t = profile.tracks
     return t.index[(t["section_kind"] == "host") & (t["kind"] == "slices")].to_numpy(np.int64)
-
-
-def _op_tracks(profile: Profile, section: str) -> np.ndarray:
-    t = profile.tracks
-    keep = (t["section"] == section) & (t["kind"] == "slices") & ~t["name"].isin(NON_OP_LINES)
-    return t.index[keep].to_numpy(np.int64)
 
 
 def _between(a: np.ndarray, b: np.ndarray, before: np.ndarray, start: np.ndarray,

@@ -135,6 +135,26 @@ def track_events(profile: Profile, tracks: np.ndarray | list[int]) -> np.ndarray
     return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(first, end, strict=True)])
 
 
+Run = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(start_ps, duration_ps, level) of events in start order: what `cumulative_unions` merges."""
+
+
+def track_runs(profile: Profile, tracks: np.ndarray, level_by_meta: np.ndarray) -> list[Run]:
+    """Each track's events as a run at the level of their metadata row. A track's events are
+    stored in start order, so its columns are read in place: one byte per event is made."""
+    first = profile.tracks["first_event"].to_numpy(np.int64)[tracks]
+    end = profile.tracks["end_event"].to_numpy(np.int64)[tracks]
+    return [(profile.start_ps[a:b], profile.duration_ps[a:b], level_by_meta[profile.meta[a:b]])
+            for a, b in zip(first.tolist(), end.tolist(), strict=True)]
+
+
+def event_run(profile: Profile, events: np.ndarray, level: int) -> Run:
+    """Some events (from any tracks), sorted by start, all at one level."""
+    events = events[np.argsort(profile.start_ps[events], kind="stable")]
+    return (profile.start_ps[events], profile.duration_ps[events],
+            np.full(events.shape[0], level, np.int8))
+
+
 def host_tracks(profile: Profile) -> np.ndarray:
     """Tracks of host planes that hold slices (threads), as track ids."""
     t = profile.tracks
