@@ -82,46 +82,39 @@ def self_times(const int64_t[:] track, const int64_t[:] start, const int64_t[:] 
     return np.maximum(result, 0)
 
 
-def cumulative_unions(list runs, int n_levels):
-    """parts[k] = the union of the [start, start + duration) intervals of the events of level
-    <= k, as (sorted disjoint starts, ends, length before each); touching intervals merge.
+def covered_before(list runs, int n_levels, times):
+    """covered[k, i] = how much of the time before times[i] the union of the [start, start +
+    duration) intervals of the events of level <= k covers.
 
     Each run is (start, duration, level) arrays of one length, sorted by start: a track's events
-    (views of the profile's columns) or a sorted subset. The runs are merged as they are read,
-    twice (count, then fill), so nothing of their size is copied or sorted. Levels outside
-    0..n_levels-1 count in no part.
+    (views of the profile's columns) or a sorted subset. The runs are merged as they are read, in
+    one sweep that keeps an open interval per level and answers each time once every event
+    starting before it is in; nothing of the runs' size is copied, sorted or made. Levels
+    outside 0..n_levels-1 count in none.
     """
     if not 0 < n_levels <= 64:
-        raise ValueError(f"cumulative_unions: n_levels must be 1..64, got {n_levels}")
+        raise ValueError(f"covered_before: n_levels must be 1..64, got {n_levels}")
     kept = []
     for start, duration, level in runs:
         start = np.ascontiguousarray(start, np.int64)
         duration = np.ascontiguousarray(duration, np.int64)
         level = np.ascontiguousarray(level, np.int8)
         if not start.shape[0] == duration.shape[0] == level.shape[0]:
-            raise ValueError("cumulative_unions: a run's start, duration and level differ in "
-                             "length")
+            raise ValueError("covered_before: a run's start, duration and level differ in length")
         if start.shape[0]:
             kept.append((start, duration, level))
-    cdef Py_ssize_t k = len(kept), level_i
+    times = np.asarray(times, np.int64)
+    order = np.argsort(times, kind="stable")
+    sorted_times = np.ascontiguousarray(times[order])
+    answers = np.zeros((len(order), n_levels), np.int64)
     cdef _Runs merged = _Runs(kept)
-    counts = np.zeros(n_levels, np.int64)
-    cdef int64_t[::1] m = counts
-    if _merge_sweep(merged, k, n_levels, &m[0], NULL, NULL, NULL) < 0:
-        raise ValueError("cumulative_unions: a run is not sorted by start")
-    outs = [(np.empty(c, np.int64), np.empty(c, np.int64), np.empty(c, np.int64))
-            for c in counts.tolist()]
-    a_ptr = np.empty(n_levels, np.uintp)
-    b_ptr = np.empty(n_levels, np.uintp)
-    before_ptr = np.empty(n_levels, np.uintp)
-    for level_i in range(n_levels):
-        for ptrs, column in zip((a_ptr, b_ptr, before_ptr), outs[level_i]):
-            ptrs[level_i] = column.ctypes.data
-    cdef size_t[::1] pa = a_ptr, pb = b_ptr, pbefore = before_ptr
-    m[:] = 0
-    _merge_sweep(merged, k, n_levels, &m[0], <int64_t**>&pa[0], <int64_t**>&pb[0],
-                 <int64_t**>&pbefore[0])
-    return outs
+    cdef const int64_t[::1] t = sorted_times
+    cdef int64_t[:, ::1] out = answers
+    if _sweep_runs(merged, len(kept), n_levels, t, out) < 0:
+        raise ValueError("covered_before: a run is not sorted by start")
+    covered = np.empty((n_levels, len(order)), np.int64)
+    covered[:, order] = answers.T
+    return covered
 
 
 cdef class _Runs:
@@ -132,10 +125,10 @@ cdef class _Runs:
     def __init__(self, list runs):
         self.arrays = runs
         k = len(runs)
-        starts = np.empty(k, np.uintp)
-        durations = np.empty(k, np.uintp)
-        levels = np.empty(k, np.uintp)
-        lengths = np.empty(k, np.uintp)
+        starts = np.empty(max(k, 1), np.uintp)
+        durations = np.empty(max(k, 1), np.uintp)
+        levels = np.empty(max(k, 1), np.uintp)
+        lengths = np.empty(max(k, 1), np.uintp)
         for r, (start, duration, level) in enumerate(runs):
             starts[r] = start.ctypes.data
             durations[r] = duration.ctypes.data
@@ -144,26 +137,24 @@ cdef class _Runs:
         self.starts, self.durations, self.levels, self.lengths = starts, durations, levels, lengths
 
 
-cdef int _merge_sweep(_Runs runs, Py_ssize_t k, int n_levels, int64_t* m, int64_t** a,
-                      int64_t** b, int64_t** before) except -2:
-    """One k-way merge of the runs by start, keeping an open group per level: counts the
-    intervals of each level's union into m and, unless a is NULL, writes them. -1: unsorted."""
-    if k == 0:
-        return 0
+cdef int _sweep_runs(_Runs runs, Py_ssize_t k, int n_levels, const int64_t[::1] t,
+                     int64_t[:, ::1] out) except -2:
+    """The k-way merge of the runs by start, answering the sorted times t into out (a row per
+    time, a column per level). -1: a run is not sorted."""
     cdef const int64_t** S = <const int64_t**>&runs.starts[0]
     cdef const int64_t** D = <const int64_t**>&runs.durations[0]
     cdef const int8_t** L = <const int8_t**>&runs.levels[0]
     cdef size_t* N = &runs.lengths[0]
-    cdef size_t[::1] pos_a = np.zeros(k, np.uintp)
-    cdef Py_ssize_t[::1] heap_a = np.arange(k, dtype=np.intp)
-    cdef int64_t[::1] state = np.zeros(4 * n_levels, np.int64)  # group start, end, total, open
+    cdef size_t[::1] pos_a = np.zeros(max(k, 1), np.uintp)
+    cdef Py_ssize_t[::1] heap_a = np.arange(max(k, 1), dtype=np.intp)
+    cdef int64_t[::1] state = np.zeros(4 * n_levels, np.int64)  # open start, end, total, open
     cdef size_t* pos = &pos_a[0]
     cdef Py_ssize_t* heap = &heap_a[0]
     cdef int64_t* ga = &state[0]
     cdef int64_t* gb = &state[n_levels]
     cdef int64_t* total = &state[2 * n_levels]
     cdef int64_t* is_open = &state[3 * n_levels]
-    cdef Py_ssize_t size = k, i, r
+    cdef Py_ssize_t size = k, i, r, q = 0, n_times = t.shape[0]
     cdef int64_t s, e
     cdef int c, level
     with nogil:
@@ -172,6 +163,9 @@ cdef int _merge_sweep(_Runs runs, Py_ssize_t k, int n_levels, int64_t* m, int64_
         while size > 0:
             r = heap[0]
             s = S[r][pos[r]]
+            while q < n_times and t[q] <= s:  # every event starting before t[q] is in
+                _answer(n_levels, t[q], ga, gb, total, is_open, &out[q, 0])
+                q += 1
             e = s + D[r][pos[r]]
             c = L[r][pos[r]]
             pos[r] += 1
@@ -190,25 +184,30 @@ cdef int _merge_sweep(_Runs runs, Py_ssize_t k, int n_levels, int64_t* m, int64_
                     ga[level] = s
                     gb[level] = e
                     is_open[level] = 1
-                elif s > gb[level]:  # a gap: the group so far is one interval of the union
-                    if a != NULL:
-                        a[level][m[level]] = ga[level]
-                        b[level][m[level]] = gb[level]
-                        before[level][m[level]] = total[level]
+                elif s > gb[level]:  # a gap: the open interval is closed
                     total[level] += gb[level] - ga[level]
-                    m[level] += 1
                     ga[level] = s
                     gb[level] = e
                 elif e > gb[level]:
                     gb[level] = e
-        for level in range(n_levels):
-            if is_open[level]:
-                if a != NULL:
-                    a[level][m[level]] = ga[level]
-                    b[level][m[level]] = gb[level]
-                    before[level][m[level]] = total[level]
-                m[level] += 1
+        while q < n_times:
+            _answer(n_levels, t[q], ga, gb, total, is_open, &out[q, 0])
+            q += 1
     return 0
+
+
+cdef inline void _answer(int n_levels, int64_t t, const int64_t* ga, const int64_t* gb,
+                         const int64_t* total, const int64_t* is_open,
+                         int64_t* row) noexcept nogil:
+    """Each level's covered time before t: its closed intervals and the open one up to t."""
+    cdef int level
+    cdef int64_t inside
+    for level in range(n_levels):
+        row[level] = total[level]
+        if is_open[level]:
+            inside = min(t, gb[level]) - ga[level]
+            if inside > 0:
+                row[level] += inside
 
 
 cdef inline void _sift_down(Py_ssize_t* heap, Py_ssize_t size, Py_ssize_t i,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.intervals import cumulative_unions
+from .._native.intervals import covered_before
 from .._native.intervals import self_times as _self_times
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import PS_PER_US, Profile
@@ -36,7 +36,7 @@ from .step_intersection import common_steps
 from .steps import (
     HOW_TO_MARK,
     SOURCES,
-    Run,
+    EventRun,
     Steps,
     device_sections,
     event_run,
@@ -433,24 +433,24 @@ def _unit_steps(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
     op_levels = device_step_levels(profile)
     rows = []
     for unit, unit_markers in _assign_units(markers, units).items():
-        parts = cumulative_unions(_unit_runs(profile, unit, op_levels, _HOST_LEVELS, steps, host),
-                                  len(STEP_PARTS) - 1)
         start = unit_markers["period_start_ps"].to_numpy(np.int64)
         marked = unit_markers["start_ps"].to_numpy(np.int64)
         end = unit_markers["end_ps"].to_numpy(np.int64)
-        claimed = [_measure(*part, start, end) for part in parts]
+        # Time covered by each part and those before it, up to each step's start, mark and end.
+        at_start, at_marked, at_end = np.split(covered_before(
+            _unit_runs(profile, unit, op_levels, _HOST_LEVELS, steps, host),
+            len(STEP_PARTS) - 1, np.concatenate([start, marked, end])), 3, axis=1)
         block = unit_markers[["step", "name"]].copy()
         block["device"] = unit
         block["start_ps"] = start
         block["duration_ps"] = end - start
         previous = np.zeros(start.shape[0], np.int64)
-        for column, covered in zip(STEP_PARTS[:-1], claimed, strict=True):
+        for column, covered in zip(STEP_PARTS[:-1], at_end - at_start, strict=True):
             block[column] = covered - previous
             previous = covered
         block["other_us"] = (end - start) - previous
         block["before_step_us"] = marked - start
-        block["input_before_step_us"] = _measure(*parts[-1], start, marked) - _measure(
-            *parts[-2], start, marked)
+        block["input_before_step_us"] = np.diff((at_marked - at_start)[-2:], axis=0)[0]
         rows.append(block)
     return pd.concat(rows, ignore_index=True)
 
@@ -486,8 +486,8 @@ def _assign_units(markers: pd.DataFrame, units: dict[str, str]) -> dict[str, pd.
 
 def unit_step_runs(profile: Profile, unit: str, op_levels: np.ndarray,
                    host_levels: tuple[int, int], input_pattern: str = DEFAULT_INPUT_PATTERN
-                   ) -> list[Run]:
-    """What claims a unit's step time, as runs for `cumulative_unions`, for tools that split
+                   ) -> list[EventRun]:
+    """What claims a unit's step time, as runs for `covered_before`, for tools that split
     steps further and must agree with this breakdown (the pod viewer): the unit's device ops at
     op_levels[their metadata row] (`device_step_levels` gives this breakdown's), its host's
     host-to-device and input work at host_levels, and on a CPU-only run the XLA ops on the
@@ -508,7 +508,7 @@ _HOST_LEVELS = (2, 3)  # host-to-device, input
 
 
 def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, host_levels: tuple[int, int],
-               steps: Steps, host: _HostEvents) -> list[Run]:
+               steps: Steps, host: _HostEvents) -> list[EventRun]:
     on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
         _host_of(profile, unit)
     # Input work counts on the thread that runs the steps; waiting for the next element of a

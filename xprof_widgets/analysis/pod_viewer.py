@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.intervals import cumulative_unions
+from .._native.intervals import covered_before
 from ..profile.model import PS_PER_US, Profile
 from .hosts import host_parts
 from .input_pipeline import (
@@ -97,14 +97,14 @@ def pod_viewer_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
     for unit, block in units.groupby("device", sort=False):
         runs = unit_step_runs(profile, unit, op_levels, (3, 3), input_pattern)
         runs += [event_run(profile, compile_events, 5), event_run(profile, host_work, 6)]
-        unions = cumulative_unions(runs, len(PARTS) - 1)
         start = block["start_ps"].to_numpy(np.int64)
         end = start + block["duration_ps"].to_numpy(np.int64)
+        at_start, at_end = np.split(covered_before(runs, len(PARTS) - 1,
+                                                   np.concatenate([start, end])), 2, axis=1)
         out = block[["step", "name", "device", "start_ps", "duration_ps"]].copy()
         out["before_step_ps"] = block["before_step_us"].to_numpy(np.int64)  # ps in unit rows
         previous = np.zeros(start.shape[0], np.int64)
-        for column, union in zip(PARTS[:-1], unions, strict=True):
-            covered = _between(*union, start, end)
+        for column, covered in zip(PARTS[:-1], at_end - at_start, strict=True):
             out[column] = covered - previous
             previous = covered
         out["other_us"] = (end - start) - previous
@@ -115,20 +115,6 @@ def pod_viewer_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
 def _host_slice_tracks(profile: Profile) -> np.ndarray:
     t = profile.tracks
     return t.index[(t["section_kind"] == "host") & (t["kind"] == "slices")].to_numpy(np.int64)
-
-
-def _between(a: np.ndarray, b: np.ndarray, before: np.ndarray, start: np.ndarray,
-             end: np.ndarray) -> np.ndarray:
-    """Length of the union (starts a, ends b, length before each) inside each [start, end)."""
-    return _until(a, b, before, end) - _until(a, b, before, start)
-
-
-def _until(a: np.ndarray, b: np.ndarray, before: np.ndarray, t: np.ndarray) -> np.ndarray:
-    if not a.shape[0]:
-        return np.zeros(t.shape[0], np.int64)
-    k = np.maximum(np.searchsorted(a, t, side="right") - 1, 0)
-    inside = np.clip(np.minimum(t, b[k]) - a[k], 0, None)
-    return np.where(t >= a[0], before[k] + inside, 0)
 
 
 @dataclass(frozen=True)

@@ -135,11 +135,11 @@ def track_events(profile: Profile, tracks: np.ndarray | list[int]) -> np.ndarray
     return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(first, end, strict=True)])
 
 
-Run = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""(start_ps, duration_ps, level) of events in start order: what `cumulative_unions` merges."""
+EventRun = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(start_ps, duration_ps, level) of events in start order: what `covered_before` merges."""
 
 
-def track_runs(profile: Profile, tracks: np.ndarray, level_by_meta: np.ndarray) -> list[Run]:
+def track_runs(profile: Profile, tracks: np.ndarray, level_by_meta: np.ndarray) -> list[EventRun]:
     """Each track's events as a run at the level of their metadata row. A track's events are
     stored in start order, so its columns are read in place: one byte per event is made."""
     first = profile.tracks["first_event"].to_numpy(np.int64)[tracks]
@@ -148,7 +148,7 @@ def track_runs(profile: Profile, tracks: np.ndarray, level_by_meta: np.ndarray) 
             for a, b in zip(first.tolist(), end.tolist(), strict=True)]
 
 
-def event_run(profile: Profile, events: np.ndarray, level: int) -> Run:
+def event_run(profile: Profile, events: np.ndarray, level: int) -> EventRun:
     """Some events (from any tracks), sorted by start, all at one level."""
     events = events[np.argsort(profile.start_ps[events], kind="stable")]
     return (profile.start_ps[events], profile.duration_ps[events],

@@ -335,6 +335,7 @@ def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
     name_steps(meta_rows, roots[numbered], step[numbered].view(np.int64), rows)
 
 
+_SCAN_CHUNK = 1 << 20
 _TIME_LIMIT_PS = 1 << 61  # 26 days: start + duration stays far inside int64
 
 
@@ -530,15 +531,18 @@ class XSpaceDetails:
         events = np.asarray(events, np.int64)
         present = np.zeros(events.shape[0], bool)
         values = np.zeros(events.shape[0], np.uint64)
-        targets = np.array([ids.get(name, -1) for ids in self._stat_ids], np.int64)
-        if not events.shape[0] or (targets < 0).all():
+        by_plane = np.array([ids.get(name, -1) for ids in self._stat_ids], np.int64)
+        if not events.shape[0] or (by_plane < 0).all():
             return present, values
-        targets = targets[self._plane_of(events)]
-        defined = np.flatnonzero((targets >= 0) & self._in_file(events))
-        kind, ivalue, _, _ = self._scan(events[defined], targets[defined])
-        present[defined] = (kind == 3) | (kind == 4)
-        values[defined] = ivalue.view(np.uint64)
-        values[~present] = 0
+        # In chunks: a scan's temporaries take some 100 bytes an event (an op line has millions).
+        for lo in range(0, events.shape[0], _SCAN_CHUNK):
+            part = events[lo:lo + _SCAN_CHUNK]
+            targets = by_plane[self._plane_of(part)]
+            defined = np.flatnonzero((targets >= 0) & self._in_file(part))
+            kind, ivalue, _, _ = self._scan(part[defined], targets[defined])
+            found = (kind == 3) | (kind == 4)
+            present[lo + defined[found]] = True
+            values[lo + defined[found]] = ivalue[found].view(np.uint64)
         return present, values
 
     def _plane_of(self, events: np.ndarray) -> np.ndarray:
