@@ -397,22 +397,27 @@ def _ranges(tracks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return events, np.repeat(tracks.index.to_numpy(np.int64), end - first)
 
 
-def _nesting(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _nesting(start: np.ndarray, end: np.ndarray
+             ) -> tuple[np.ndarray | slice, np.ndarray, np.ndarray]:
     """Events of one line: which lie inside an earlier one, and which hold another.
 
     Returns (order, contained, holds), the masks following `order` (by start, longest first).
     Inside is XProf's inclusion: begin >= the holder's begin and end <= its end; the holder is
-    the outermost one. Lines are mostly in order already, and then nothing is sorted.
+    the outermost one. Lines are mostly in order already, and then `order` is `slice(None)`:
+    nothing is sorted or copied (an op line holds millions of events).
     """
-    step, stretch = np.diff(start), np.diff(end)
-    if ((step > 0) | ((step == 0) & (stretch <= 0))).all():
-        order = np.arange(len(start))
-    else:
+    later, same = start[1:] > start[:-1], start[1:] == start[:-1]
+    same &= end[1:] <= end[:-1]
+    later |= same
+    del same
+    order: np.ndarray | slice = slice(None)
+    if not later.all():
         order = np.lexsort((start - end, start))
+    del later
     e = end[order]
     run = np.maximum.accumulate(e) if len(e) else e
     contained = np.zeros(len(e), bool)
-    contained[1:] = run[:-1] >= e[1:]
+    np.greater_equal(run[:-1], e[1:], out=contained[1:])
     holds = np.zeros(len(e), bool)
     if contained.any():
         at = np.maximum.accumulate(np.where(e == run, np.arange(len(e)), 0))
@@ -425,6 +430,8 @@ def _nesting_by_line(start: np.ndarray, end: np.ndarray,
     """`_nesting` over events grouped by line (as `_ranges` lists them), in global positions."""
     bounds = np.r_[0, np.flatnonzero(np.diff(line)) + 1, len(line)]
     parts = [_nesting(start[lo:hi], end[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    parts = [(np.arange(hi - lo)[o], c, h) for (o, c, h), (lo, hi) in
+             zip(parts, itertools.pairwise(bounds), strict=True)]
     if not parts:
         empty = np.empty(0, np.int64)
         return empty, empty.astype(bool), empty.astype(bool)
@@ -460,22 +467,8 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     busy = 0
     spans: dict[int, list[int]] = {}
     for track in (*op_tracks.itertuples(), *step_tracks.itertuples()):
-        start, duration = _device_times(profile, track.first_event, track.end_event, timed)
-        if not len(start):
-            continue
-        end = start + duration
-        span = spans.setdefault(track.section_id, [int(start.min()), int(end.max())])
-        span[0], span[1] = min(span[0], int(start.min())), max(span[1], int(end.max()))
-        if track.name != "XLA Ops":
-            continue
-        op = op_of_meta[profile.meta[track.first_event:track.end_event]] + 1  # 0: not an op
-        order, contained, holds = _nesting(start, end)
-        busy += int(duration[order][~contained].sum())
-        parents[op[order][holds]] = True
-        op_time += np.bincount(op, weights=duration, minlength=n_ops + 1)
-        counts = np.bincount(op, minlength=n_ops + 1)
-        op_count += counts
-        op_cores += counts > 0
+        busy += _tally_line(profile, track, timed, op_of_meta, spans, op_time, op_count,
+                            op_cores, parents)
     total = sum(last - first for first, last in spans.values())
     ops["time_ps"] = op_time[1:]
     ops["occurrences"] = op_count[1:]
@@ -509,6 +502,33 @@ def _collect_tpu(profile: Any) -> _Collected | None:
                       read=read, hlo=_LazyCosts(profile), notes=notes, parents=parent_keys)
 
 
+def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
+                spans: dict[int, list[int]], op_time: np.ndarray, op_count: np.ndarray,
+                op_cores: np.ndarray, parents: np.ndarray) -> int:
+    """Adds one line's extent to its core's span and, for an `XLA Ops` line, its ops' times,
+    counts and parents to the tallies (indexed by op + 1); returns its busy time. A function of
+    its own, so one line's columns are freed before the next line's are made."""
+    start, duration = _device_times(profile, track.first_event, track.end_event, timed)
+    if not len(start):
+        return 0
+    end = start + duration
+    span = spans.setdefault(track.section_id, [int(start.min()), int(end.max())])
+    span[0], span[1] = min(span[0], int(start.min())), max(span[1], int(end.max()))
+    if track.name != "XLA Ops":
+        return 0
+    op = op_of_meta[profile.meta[track.first_event:track.end_event]]
+    op += 1  # 0: not an op
+    order, contained, holds = _nesting(start, end)
+    del end
+    parents[op[order][holds]] = True
+    op_time += np.bincount(op, weights=duration, minlength=len(op_time))
+    counts = np.bincount(op, minlength=len(op_count))
+    op_count += counts
+    op_cores += counts > 0
+    ordered = duration[order]
+    return int(ordered.sum()) - int(ordered[contained].sum())
+
+
 def _device_times(profile: Any, first: int, end: int, timed: bool) -> tuple[np.ndarray, ...]:
     """Start and duration of a line's events: the device clock's when the events carry it."""
     start, duration = profile.start_ps[first:end], profile.duration_ps[first:end]
@@ -525,7 +545,7 @@ def _tpu_ops(profile: Any, metas: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]
     names = profile.metadata["name"].to_numpy()
     display = profile.display_names
     stats = profile.metadata["stats"].to_numpy()
-    op_of_meta = np.full(len(names), -1, np.int64)
+    op_of_meta = np.full(len(names), -1, np.int32)
     index: dict[tuple[int, str], int] = {}
     rows: list[dict] = []
     programs = _program_names(profile)
