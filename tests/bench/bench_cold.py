@@ -144,17 +144,20 @@ def ours(code: str, repeat: int) -> dict[str, dict]:
 
 def row(label: str, events: object, r: dict[str, dict], theirs: object, target: str,
         limit: float | None) -> list:
-    """Wall seconds (CPU seconds) per state; met: on wall time, or only on CPU time (what an
-    idle machine's wall time comes to) when other work on the machine slowed the run."""
+    """Wall seconds (CPU seconds) per state. Met is judged in the warm state, the one issue 11
+    sets its targets in (numpy and pandas imported, no compiled-code cache); the bare and new
+    kernel columns add the ~0.4 s of importing numpy, pandas and the widget libraries. Met on
+    wall time, or only on CPU time (what an idle machine's wall time comes to) when other work
+    on the machine slowed the run."""
     wall = [r[state]["s"] for state in STATES]
     cpu = [r[state]["cpu"] for state in STATES]
     figures = [f"{w:.3g} ({c:.3g})" for w, c in zip(wall, cpu, strict=True)]
     if limit is None:
         met = ""
-    elif max(wall) <= limit:
+    elif r["warm"]["s"] <= limit:
         met = "yes"
     else:
-        met = "on CPU time" if max(cpu) <= limit else "**no**"
+        met = "on CPU time" if r["warm"]["cpu"] <= limit else "**no**"
     return [label, events, *figures, theirs, target, met]
 
 
@@ -220,7 +223,7 @@ def main() -> None:
                      status(big["input_pipeline_s"] <= 3.0)])
 
     print(table(["profile", "events", *[f"ours, {state}: s (CPU s)" for state in STATES],
-                 "XProf 2.24 first call s", "target", "met"], rows))
+                 "XProf 2.24 first call s", "target", "met (warm)"], rows))
     print(f"\nMedian of {args.repeat} fresh processes per figure; Python "
           f"{sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load_before:.1f} "
           f"before / {os.getloadavg()[0]:.1f} after. `import xprof_widgets` adds "
