@@ -2,17 +2,15 @@
 // traits, the chart template fetched once, then one `view` request per choice (a newer choice
 // replaces an older request). data-ready on the root: "0" while a choice loads, "1" once drawn
 // (a message included), "error" on failure; data-host and data-memory say what is drawn.
-import { loadBokeh } from "../charts/bokeh.js";
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
-import { RequestError, request } from "../lib/transport.js";
+import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { TimelineChart } from "./chart.js";
 import { decodeSnapshots, snapshotAt, snapshotRows } from "./snapshots.js";
 import { CSS } from "./style.js";
 
 const STYLE_ID = "xw-memory-profile-style";
-const BUSY = "Waiting for the kernel (a cell may be running)…";
 const COLUMNS = [
   { key: "op_name", label: "Op name", align: "left" },
   { key: "allocation_bytes", label: "Allocation size", format: fmt.bytes, title: "Bytes the allocator gave (allocation_bytes)" },
@@ -53,7 +51,8 @@ export class MemoryProfileView {
     this.el = el;
     this.abort = new AbortController();
     this.disposed = false;
-    this.chart = null;
+    this.charts = null;
+    this.errorClass = "xw-mp-error";
     this.snapshots = null;
     el.classList.add("xw-mp");
     el.dataset.ready = "0";
@@ -116,43 +115,15 @@ export class MemoryProfileView {
     this.memorySelect.disabled = this.memorySelect.options.length < 2;
   }
 
-  set(name, value) {
-    this.model.set(name, value);
-    this.model.save_changes();
-    this.choiceChanged();
-  }
-
-  async start() {
-    this.status.textContent = "Loading the chart…";
-    const onBusy = () => { this.status.textContent = BUSY; };
-    const bokeh = await loadBokeh(this.model, { onBusy });
-    const answer = await request(this.model, "charts", {}, { onBusy });
-    if (!answer || this.disposed) return;
-    this.chart = new TimelineChart(bokeh, answer.content, this.chartBox, {
+  makeCharts(bokeh, content) {
+    return new TimelineChart(bokeh, content, this.chartBox, {
       hover: (i) => this.showCard(i),
       click: (timeUs) => this.link(timeUs),
     });
-    await this.chart.embed(this.abort.signal);
-    if (!this.disposed) await this.refresh();
   }
 
-  choiceChanged() {
-    this.syncOptions();
-    if (!this.chart || this.refreshQueued) return;
-    this.refreshQueued = true;
-    queueMicrotask(() => {
-      this.refreshQueued = false;
-      this.refresh().catch((error) => this.fail(error));
-    });
-  }
-
-  async refresh() {
-    if (this.disposed) return;
-    this.el.dataset.ready = "0";
-    this.status.textContent = `Loading ${this.model.get("memory_id")} on ${this.model.get("host")}…`;
-    const answer = await request(this.model, "view", {}, { channel: "view", onBusy: () => { this.status.textContent = BUSY; } });
-    if (!answer || this.disposed) return;
-    this.draw(answer.content, answer.buffers);
+  loadingText() {
+    return `Loading ${this.model.get("memory_id")} on ${this.model.get("host")}…`;
   }
 
   draw(content, buffers) {
@@ -163,7 +134,7 @@ export class MemoryProfileView {
     this.scale = content.scale;
     this.summary.replaceChildren(...summaryTiles(s));
     this.snapshots = decodeSnapshots(buffers, content.timeline.texts);
-    this.chart.update(this.snapshots, content.unit, s, content.free_hidden);
+    this.charts.update(this.snapshots, content.unit, s, content.free_hidden);
     const t = content.timeline;
     this.note.textContent = (t.points < t.snapshots
       ? `${fmt.count(t.snapshots)} snapshots, ${fmt.count(t.points)} drawn (the largest stack + heap of each window). ` : "")
@@ -198,18 +169,6 @@ export class MemoryProfileView {
     this.linkSent = `link = {tool: "trace", time_us: ${timeUs.toFixed(3)}}`;
     this.showCard(i);
   }
-
-  fail(error) {
-    if (this.disposed) return;
-    const text = error instanceof RequestError ? error.message : String(error?.message ?? error);
-    this.status.replaceChildren(h("span", { className: "xw-mp-error" }, text));
-    this.el.dataset.ready = "error";
-  }
-
-  dispose() {
-    this.disposed = true;
-    this.abort.abort();
-    for (const [event, fn] of this.listeners ?? []) this.model.off(event, fn);
-    this.chart?.dispose();
-  }
 }
+
+Object.assign(MemoryProfileView.prototype, chartChoiceMethods);

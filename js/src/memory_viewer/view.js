@@ -3,10 +3,9 @@
 // channel (a newer choice replaces an older request). data-ready on the root: "0" while a choice
 // loads, "1" once drawn (a message included), "error" on failure; data-module and data-space say
 // what is drawn.
-import { loadBokeh } from "../charts/bokeh.js";
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
-import { RequestError, request } from "../lib/transport.js";
+import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { CARD_HINT, cardContent } from "./card.js";
 import { BAR_KEYS, Charts } from "./charts.js";
 import { TYPE_COLORS } from "./colors.js";
@@ -34,6 +33,7 @@ export class MemoryViewerView {
     this.abort = new AbortController();
     this.disposed = false;
     this.charts = null;
+    this.errorClass = "xw-mv-error";
     this.hovered = null;
     this.pinned = null;
     this.linkSent = null;
@@ -107,12 +107,6 @@ export class MemoryViewerView {
     this.spaceSelect.parentElement.hidden = !this.spaceSelect.options.length;
   }
 
-  set(name, value) {
-    this.model.set(name, value);
-    this.model.save_changes();
-    this.choiceChanged();
-  }
-
   showMessage(title, text) {
     this.message.replaceChildren(h("b", {}, title), text);
     this.message.hidden = false;
@@ -121,40 +115,15 @@ export class MemoryViewerView {
   }
 
   // ---- data -------------------------------------------------------------------------------
-  async start() {
-    this.status.textContent = "Loading charts…";
-    const onBusy = () => { this.status.textContent = "Waiting for the kernel (a cell may be running)…"; };
-    const bokeh = await loadBokeh(this.model, { onBusy });
-    const answer = await request(this.model, "charts", {}, { onBusy });
-    if (!answer || this.disposed) return;
-    this.charts = new Charts(bokeh, answer.content, this.containers, {
+  makeCharts(bokeh, content) {
+    return new Charts(bokeh, content, this.containers, {
       hover: (row) => this.hover(row),
       pick: (row) => this.pick(row),
     });
-    await this.charts.embed(this.abort.signal);
-    if (!this.disposed) await this.refresh();
   }
 
-  choiceChanged() {
-    this.syncOptions();
-    if (!this.charts || this.refreshQueued) return;
-    this.refreshQueued = true;
-    queueMicrotask(() => {
-      this.refreshQueued = false;
-      this.refresh().catch((error) => this.fail(error));
-    });
-  }
-
-  async refresh() {
-    if (this.disposed) return;
-    this.el.dataset.ready = "0";
-    const module = this.model.get("module");
-    this.status.textContent = `Analyzing ${moduleText(module)} in ${this.model.get("memory_space")}…`;
-    const answer = await request(this.model, "view", {}, {
-      channel: "view", onBusy: () => { this.status.textContent = "Waiting for the kernel (a cell may be running)…"; },
-    });
-    if (!answer || this.disposed) return; // a newer choice replaced this request
-    this.draw(answer.content, answer.buffers);
+  loadingText() {
+    return `Analyzing ${moduleText(this.model.get("module"))} in ${this.model.get("memory_space")}…`;
   }
 
   draw(content, buffers) {
@@ -231,18 +200,6 @@ export class MemoryViewerView {
     this.linkSent = op;
     this.showCard();
   }
-
-  fail(error) {
-    if (this.disposed) return;
-    const text = error instanceof RequestError ? error.message : String(error?.message ?? error);
-    this.status.replaceChildren(h("span", { className: "xw-mv-error" }, text));
-    this.el.dataset.ready = "error";
-  }
-
-  dispose() {
-    this.disposed = true;
-    this.abort.abort();
-    for (const [event, fn] of this.listeners ?? []) this.model.off(event, fn);
-    this.charts?.dispose();
-  }
 }
+
+Object.assign(MemoryViewerView.prototype, chartChoiceMethods);
