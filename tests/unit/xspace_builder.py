@@ -34,6 +34,8 @@ class _PlaneWriter:
             stat = target.add(metadata_id=self.stat_id(key))
             if isinstance(value, tuple) and value[0] == "ref":
                 stat.ref_value = self.stat_id(value[1])
+            elif isinstance(value, tuple) and value[0] == "int64":
+                stat.int64_value = value[1]
             elif isinstance(value, int):
                 if value < 0:
                     stat.int64_value = value
@@ -50,7 +52,7 @@ class _PlaneWriter:
 def build_xspace(planes: list[dict]) -> bytes:
     """planes: [{name, stats, metadata: {name: {display_name, stats}},
     lines: [{name, timestamp_ns, events: [(name, offset_ps, dur_ps, stats)]}]}];
-    stat values: int, float, str, bytes, or ("ref", "text")."""
+    stat values: int (uint64 unless negative), float, str, bytes, ("int64", n) or ("ref", "text")."""
     space = XSpace()
     for p, spec in enumerate(planes):
         writer = _PlaneWriter(space.planes.add(id=p, name=spec["name"]))

@@ -31,6 +31,7 @@ from .._native.intervals import covered_before
 from .._native.intervals import self_times as _self_times
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import PS_PER_US, Profile
+from ..profile.ordering import is_derived_line
 from .hosts import HostPart, host_parts
 from .step_intersection import common_steps
 from .steps import (
@@ -539,7 +540,8 @@ def _host_of(profile: Profile, section: str) -> str:
 
 def _op_tracks(profile: Profile, section: str) -> np.ndarray:
     t = profile.tracks
-    keep = (t["section"] == section) & (t["kind"] == "slices") & ~t["name"].isin(NON_OP_LINES)
+    keep = (t["section"] == section) & (t["kind"] == "slices") & ~t["name"].isin(NON_OP_LINES) \
+        & ~t["line_id"].map(is_derived_line).astype(bool)  # rows drawn from the ops themselves
     return t.index[keep].to_numpy(np.int64)
 
 

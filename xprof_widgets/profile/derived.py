@@ -8,6 +8,8 @@
 
 - Framework rows of TPU cores: `Framework Name Scope`, `Framework Ops` and `Source code`,
   built from each op's `tf_op` and `source` stats (see `framework_rows`).
+- XLA rows of GPU streams: `XLA Modules - from #N` and `XLA Ops - from #N` after each stream,
+  built from its kernels' `hlo_module` and `hlo_op` stats (see `gpu_stream_rows`).
 
 All work on one file's columns while it is decoded (events grouped by line, not yet sorted).
 """
@@ -18,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 REGION_START = "ThreadpoolListener::StartRegion"
 REGION_STOP = "ThreadpoolListener::StopRegion"
@@ -269,16 +272,98 @@ def _shortened(start: np.ndarray, end: np.ndarray, tail: np.ndarray, parent: np.
     return end - np.minimum(shrink * 1000, np.maximum(end - start - 1000, 0))
 
 
-def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int) -> DerivedRow:
-    """A derived row's slices with a metadata row per distinct key (made once per key)."""
+def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int,
+         line_id: int | None = None) -> DerivedRow:
+    """A derived row's slices with a metadata row per distinct key (made once per key). `label`
+    gives a key's name: a FrameworkOp, a (name, display name) pair or a string."""
     start, end, key, _ = merged
     keys, of_slice = np.unique(key, return_inverse=True)
     meta_of_key = np.empty(keys.shape[0], np.int64)
     for i, k in enumerate(keys.tolist()):
         what = label(k)
         if isinstance(what, FrameworkOp):
-            meta_of_key[i] = rows.add(what.full, section)
-            rows.display_names[meta_of_key[i]] = what.label
-        else:
-            meta_of_key[i] = rows.add(what, section)
-    return DerivedRow(name, _DERIVED_LINE_IDS[name], start, end - start, meta_of_key[of_slice])
+            what = (what.full, what.label)
+        full, shown = what if isinstance(what, tuple) else (what, what)
+        meta_of_key[i] = rows.add(full, section)
+        rows.display_names[meta_of_key[i]] = shown
+    return DerivedRow(name, _DERIVED_LINE_IDS[name] if line_id is None else line_id, start,
+                      end - start, meta_of_key[of_slice])
+
+
+# ---- XLA rows of GPU streams -------------------------------------------------------------------
+XLA_MODULES, XLA_OPS = "XLA Modules", "XLA Ops"
+_DEVICE_DERIVED_MIN = 0xDEADBEEF + 290  # XProf's first line id for rows derived per GPU stream
+_IDS_PER_STREAM = 6  # Framework Name Scope, Framework Ops, XLA Modules, XLA Ops, ..., Source code
+_OP_LEVELS = "::"  # how an `hlo_op` stat lists the ops a kernel runs in, outermost first
+
+
+def gpu_stream_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarray,
+                    module: np.ndarray, program: np.ndarray, op: np.ndarray, group: np.ndarray,
+                    rows: MetadataRows, section: int, stream: int, index: int
+                    ) -> list[DerivedRow]:
+    """XProf's `XLA Modules - from #<stream>` and `XLA Ops - from #<stream>` rows of one GPU
+    stream (the index-th XProf derives, which gives their line ids).
+
+    `events`: the stream's kernels in time order; `module`, `op`: their `hlo_module` and
+    `hlo_op` text ("" for none); `program`: `program_id` (-1 for none); `group`: a code of
+    `group_id`. Consecutive kernels of one module (one op) and step group merge into one slice,
+    at every level of `a::b` op names; a new module slice also ends the op slices, as XProf's
+    derived timeline does on GPUs (where no gap ends a slice).
+    """
+    out: list[DerivedRow] = []
+    suffix = f" - from #{stream}"
+    first_id = _DEVICE_DERIVED_MIN + index * _IDS_PER_STREAM
+    module_code, names = _factorized(module)
+    pairs, pair_of = _factorized_pairs(module_code, program)
+    # XProf names a module run `name(program id)`, and keys an op by its program (else module).
+    labels = [names[m] if p < 0 else f"{names[m]}({p})" for m, p in pairs]
+    prefixes = [names[m] if p < 0 else str(p) for m, p in pairs]
+    in_module = np.flatnonzero(module != "")
+    module_key = pair_of[in_module]
+    modules = _merged_levels(module_key[:, None], events[in_module], start, duration,
+                             group[in_module], reset=None)
+    if modules[0].shape[0]:
+        out.append(_row(XLA_MODULES + suffix, modules, lambda k: labels[k], rows, section,
+                        first_id + 2))
+    with_op = np.flatnonzero(op != "")
+    if with_op.shape[0]:
+        op_code, op_texts = _factorized(op[with_op])
+        combos, combo_of = _factorized_pairs(pair_of[with_op], op_code)
+        split = [op_texts[o].split(_OP_LEVELS) for _, o in combos]
+        interned: dict[tuple[str, str], int] = {}
+        keys = np.full((len(split), max(map(len, split))), -1, np.int64)
+        for c, ((prefix_of, _), parts) in enumerate(zip(combos, split, strict=True)):
+            for level, part in enumerate(parts):
+                keys[c, level] = interned.setdefault((prefixes[prefix_of], part), len(interned))
+        # A module slice made anew (not grown) at or before a kernel, since the last kernel
+        # with ops, restarts the op slices.
+        new_module = np.zeros(events.shape[0], bool)
+        if in_module.shape[0]:
+            grown = np.zeros(in_module.shape[0], bool)
+            grown[1:] = (module_key[1:] == module_key[:-1]) & (group[in_module][1:] ==
+                                                                 group[in_module][:-1])
+            new_module[in_module[~grown]] = True
+        made = np.cumsum(new_module)[with_op]
+        reset = np.diff(made, prepend=0) > 0
+        ops = _merged_levels(keys[combo_of], events[with_op], start, duration, group[with_op],
+                             reset=reset)
+        names_of = {key: pair for pair, key in interned.items()}
+        out.append(_row(XLA_OPS + suffix, ops,
+                        lambda k: (f"{names_of[k][0]}/{names_of[k][1]}", names_of[k][1]),
+                        rows, section, first_id + 3))
+    return out
+
+
+def _factorized(values: np.ndarray) -> tuple[np.ndarray, list]:
+    """Codes of the values and the distinct values (hashed: sorting strings is slow)."""
+    codes, distinct = pd.factorize(values)
+    return codes.astype(np.int64), list(distinct)
+
+
+def _factorized_pairs(a: np.ndarray, b: np.ndarray) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The distinct (a, b) pairs of two int columns (a: codes from 0) and each row's pair."""
+    b_code, b_values = pd.factorize(b)
+    width = max(len(b_values), 1)
+    codes, distinct = pd.factorize(a * width + b_code)
+    return ([(int(k // width), int(b_values[k % width])) for k in distinct.tolist()],
+            codes.astype(np.int64))

@@ -72,6 +72,13 @@ def line_sort_key(line_id: int, display_id: int) -> int:
 
 
 _DERIVED_LINE_IDS = range(0xDEADBEEF, 0xDEADBEEF + 390)  # XProf's ids of the rows it derives
+GPU_STREAM_STRIDE = 8
+"""GPU streams' sort keys are their rank times this: the rows derived from a stream go between."""
+
+
+def is_derived_line(line_id: int) -> bool:
+    """Whether a line id is one XProf gives the rows it derives."""
+    return line_id in _DERIVED_LINE_IDS
 
 
 def gpu_line_keys(lines: list[tuple[int, int, str, int]]) -> list[int]:
@@ -80,9 +87,9 @@ def gpu_line_keys(lines: list[tuple[int, int, str, int]]) -> list[int]:
     XProf renumbers the streams for its trace viewer: compute streams first, then the busiest;
     lines it derived itself (ids from 0xdeadbeef) keep their ids and follow the streams.
     """
-    streams = [k for k, (line_id, *_rest) in enumerate(lines) if line_id not in _DERIVED_LINE_IDS]
+    streams = [k for k, (line_id, *_rest) in enumerate(lines) if not is_derived_line(line_id)]
     streams.sort(key=lambda k: ("Compute" not in lines[k][2], -lines[k][3], lines[k][0]))
     keys = [line_sort_key(line_id, display_id) for line_id, display_id, _, _ in lines]
     for rank, k in enumerate(streams, start=1):
-        keys[k] = rank
+        keys[k] = rank * GPU_STREAM_STRIDE
     return keys

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
@@ -20,14 +21,17 @@ from .derived import (
     DerivedRow,
     MetadataRows,
     framework_rows,
+    gpu_stream_rows,
     name_steps,
     threadpool_regions,
 )
 from .ordering import (
     GPU_PREFIX,
+    GPU_STREAM_STRIDE,
     HOST_THREADS,
     INTERNAL_EVENTS,
     gpu_line_keys,
+    is_derived_line,
     line_sort_key,
     plane_kind,
     plane_sort_keys,
@@ -179,18 +183,22 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                        f"line {int(lines[k, 1])}", line_keys[k], hidden, int(lines[k, 1]))
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
     counters = _split_counters(rows_of_tracks, lines, group, meta_rows, display_names)
-    derived, note = _framework_rows(
-        XSpaceDetails(data, record, plane_starts, stat_names, source), headers, lines,
-        line_names, data, start, duration, meta_rows, rows, section_of_plane)
+    scan = XSpaceDetails(data, record, plane_starts, stat_names, source)
+    derived, note = _framework_rows(scan, headers, lines, line_names, data, start, duration,
+                                    meta_rows, rows, section_of_plane)
+    gpu_derived, gpu_note = _gpu_rows(scan, headers, lines, start, duration, meta_rows, rows,
+                                      section_of_plane, line_keys)
+    derived += gpu_derived
+    note = " ".join(filter(None, [note, gpu_note]))
     if derived:  # rows XProf derives get tracks of their own, after the file's
         first = len(rows_of_tracks)
-        rows_of_tracks += [(plane_index, row.name, row.line_id, 0, row.line_id)
-                           for plane_index, row in derived]
+        rows_of_tracks += [(plane_index, row.name, key, 0, row.line_id)
+                           for plane_index, row, key in derived]
         group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
-                                          for k, (_, row) in enumerate(derived)])
-        start = np.concatenate([start] + [row.start for _, row in derived])
-        duration = np.concatenate([duration] + [row.duration for _, row in derived])
-        meta_rows = np.concatenate([meta_rows] + [row.meta for _, row in derived])
+                                          for k, (_, row, _) in enumerate(derived)])
+        start = np.concatenate([start] + [row.start for _, row, _ in derived])
+        duration = np.concatenate([duration] + [row.duration for _, row, _ in derived])
+        meta_rows = np.concatenate([meta_rows] + [row.meta for _, row, _ in derived])
         record = np.concatenate([record, np.full(start.shape[0] - record.shape[0],
                                                  _no_record(record), record.dtype)])
     if internal.any() or r_start.shape[0] or derived or counters:
@@ -279,7 +287,8 @@ XPROF_WIDGETS_FRAMEWORK_ROWS=always, and a warning says so."""
 def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
                     line_names: np.ndarray, data: bytes, start: np.ndarray,
                     duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
-                    section_of_plane: dict[int, int]) -> tuple[list[tuple[int, DerivedRow]], str]:
+                    section_of_plane: dict[int, int]
+                    ) -> tuple[list[tuple[int, DerivedRow, int]], str]:
     """The framework rows XProf derives for each TPU core (TensorCore planes only), with each
     op attributed to the run of its `XLA Modules` event; and a note when they were left out."""
     cores = {p: np.flatnonzero(lines[:, 0] == p).tolist() for p, plane in enumerate(headers)
@@ -310,9 +319,81 @@ def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
             ends = (start + duration)[modules][np.maximum(at, 0)]
             module = np.where((at >= 0) & (start[events] <= ends), at, -1)
         is_async = scan.stat_ints(events, "_a")[0]
-        out += [(p, row) for row in framework_rows(events, start, duration, meta_rows, module,
-                                                   is_async, rows, section_of_plane[p])]
+        out += [(p, row, row.line_id) for row in framework_rows(
+            events, start, duration, meta_rows, module, is_async, rows, section_of_plane[p])]
     return out, ""
+
+
+def _gpu_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray, start: np.ndarray,
+              duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
+              section_of_plane: dict[int, int], line_keys: list[int]
+              ) -> tuple[list[tuple[int, DerivedRow, int]], str]:
+    """The XLA rows XProf derives after each GPU stream, from its kernels (events with
+    `kernel_details`, or CUDA graph launches); each row's sort key places it after its stream.
+    Up to FRAMEWORK_ROWS_LIMIT kernels, like the TPU framework rows."""
+    streams = [(p, k) for p, plane in enumerate(headers) if plane.name.startswith(GPU_PREFIX)
+               for k in np.flatnonzero(lines[:, 0] == p).tolist()
+               if not is_derived_line(int(lines[k, 1]))]
+    n_events = sum(int(lines[k, 6] - lines[k, 5]) for _, k in streams)
+    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
+    if wanted == "never" or not streams:
+        return [], ""
+    if wanted != "always" and n_events > FRAMEWORK_ROWS_LIMIT:
+        return [], (f"the XLA Modules and XLA Ops rows of GPU streams were not derived: {n_events:,} "
+                    f"stream events (over {FRAMEWORK_ROWS_LIMIT:,}); set "
+                    "XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+    out = []
+    group_of = _plane_groups(scan, lines, start, duration, {p for p, _ in streams})
+    for p, k in streams:
+        events = np.arange(lines[k, 5], lines[k, 6])
+        events = events[np.lexsort((-duration[events], start[events]))]
+        kernel = scan.has_stat(events, "kernel_details") | _meta_has(rows, meta_rows[events],
+                                                                     "kernel_details")
+        kernel |= scan.has_stat(events, "cuda_graph_exec_id")
+        events = events[kernel]
+        if not events.shape[0]:
+            continue
+        module = _text_stat(scan, rows, meta_rows, events, "hlo_module")
+        op = _text_stat(scan, rows, meta_rows, events, "hlo_op")
+        present, program = scan.stat_ints(events, "program_id")
+        group = pd.factorize(group_of[events])[0].astype(np.int64)
+        key = line_keys[k]
+        derived = gpu_stream_rows(events, start, duration, module,
+                                  np.where(present, program.view(np.int64), -1), op, group,
+                                  rows, section_of_plane[p], int(lines[k, 1]),
+                                  key // GPU_STREAM_STRIDE - 1)
+        out += [(p, row, key + 1 + i) for i, row in enumerate(derived)]
+    return out, ""
+
+
+def _plane_groups(scan: XSpaceDetails, lines: np.ndarray, start: np.ndarray,
+                  duration: np.ndarray, planes: set[int]) -> np.ndarray:
+    """Each event's `group_id` on the given planes (-1 for none), where an event without one
+    takes the one before it in the plane's time order, as XProf groups GPU events before it
+    derives their rows."""
+    group_of = np.full(start.shape[0], -1, np.int64)
+    for p in planes:
+        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6])
+                                 for k in np.flatnonzero(lines[:, 0] == p).tolist()])
+        events = events[np.lexsort((-duration[events], start[events]))]
+        present, value = scan.stat_ints(events, "group_id")
+        last = np.maximum.accumulate(np.where(present, np.arange(events.shape[0]), -1))
+        group_of[events] = np.where(last >= 0, value.view(np.int64)[np.maximum(last, 0)], -1)
+    return group_of
+
+
+def _meta_has(rows: MetadataRows, meta: np.ndarray, name: str) -> np.ndarray:
+    """Which events' metadata carry the stat."""
+    return np.fromiter((name in st for st in rows.stats), bool, len(rows.stats))[meta]
+
+
+def _text_stat(scan: XSpaceDetails, rows: MetadataRows, meta_rows: np.ndarray,
+               events: np.ndarray, name: str) -> np.ndarray:
+    """A text stat of each event, from the event or else its metadata ("" for none)."""
+    own = scan.stat_column(events, name)
+    from_meta = np.array([str(rows.stats[m].get(name, "")) for m in range(len(rows.stats))],
+                         dtype=object)[meta_rows[events]]
+    return np.where(own == None, from_meta, own.astype(str)).astype(object)  # elementwise
 
 
 def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
@@ -516,9 +597,15 @@ class XSpaceDetails:
         out[kind == 2] = fvalue[kind == 2].tolist()
         if name == "flow":
             out[kind == 3] = [unpack_flow(v) for v in ivalue[kind == 3].view(np.uint64).tolist()]
-        for k in np.flatnonzero((kind == 5) | (kind == 6)).tolist():
-            raw = self._data[span[k, 0]:span[k, 1]]
-            out[k] = raw.decode("utf-8", "replace") if kind[k] == 5 else raw
+        for code in (5, 6):  # each distinct string decoded once (a kernel's op names repeat)
+            at = np.flatnonzero(kind == code)
+            if not at.shape[0]:
+                continue
+            data = self._data
+            raws = [data[a:b] for a, b in span[at].tolist()]
+            codes, distinct = pd.factorize(np.array(raws, dtype=object))
+            values = [r.decode("utf-8", "replace") for r in distinct] if code == 5 else list(distinct)
+            out[at] = np.array(values, dtype=object)[codes]
         refs = np.flatnonzero(kind == 7)
         for value in np.unique(ivalue[refs]).tolist():
             hit = refs[ivalue[refs] == value]
@@ -531,19 +618,32 @@ class XSpaceDetails:
         events = np.asarray(events, np.int64)
         present = np.zeros(events.shape[0], bool)
         values = np.zeros(events.shape[0], np.uint64)
+        for at, kind, ivalue in self._scanned(events, name):
+            found = (kind == 3) | (kind == 4)
+            present[at[found]] = True
+            values[at[found]] = ivalue[found].view(np.uint64)
+        return present, values
+
+    def has_stat(self, events: np.ndarray, name: str) -> np.ndarray:
+        """Which events carry the stat on themselves (any value)."""
+        events = np.asarray(events, np.int64)
+        present = np.zeros(events.shape[0], bool)
+        for at, kind, _ in self._scanned(events, name):
+            present[at] = kind != 0
+        return present
+
+    def _scanned(self, events: np.ndarray, name: str):
+        """(positions in events, kind, int value) of the stat, chunk by chunk: a scan's
+        temporaries take some 100 bytes an event, and an op line has millions."""
         by_plane = np.array([ids.get(name, -1) for ids in self._stat_ids], np.int64)
         if not events.shape[0] or (by_plane < 0).all():
-            return present, values
-        # In chunks: a scan's temporaries take some 100 bytes an event (an op line has millions).
+            return
         for lo in range(0, events.shape[0], _SCAN_CHUNK):
             part = events[lo:lo + _SCAN_CHUNK]
             targets = by_plane[self._plane_of(part)]
             defined = np.flatnonzero((targets >= 0) & self._in_file(part))
             kind, ivalue, _, _ = self._scan(part[defined], targets[defined])
-            found = (kind == 3) | (kind == 4)
-            present[lo + defined[found]] = True
-            values[lo + defined[found]] = ivalue[found].view(np.uint64)
-        return present, values
+            yield lo + defined, kind, ivalue
 
     def _plane_of(self, events: np.ndarray) -> np.ndarray:
         return np.searchsorted(self._plane_starts, self._record[events], side="right") - 1
