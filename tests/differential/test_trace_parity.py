@@ -6,9 +6,11 @@ differ on purpose (docs/from_xprof.md, "Trace Viewer"), the difference is stated
 and asserted, so a new difference fails:
 
 - XProf draws an instant as a 1 ps slice; we keep its zero duration.
-- XProf derives a row we do not draw yet: Host Offload Ops on TPU cores. Framework Name Scope,
-  Framework Ops and Source code (TPU cores) and XLA Modules / XLA Ops after each GPU stream we
-  derive as XProf.
+- The rows XProf derives we derive as XProf: Framework Name Scope, Framework Ops, Source code
+  and Host Offload Ops row N (TPU cores), XLA Modules / XLA Ops after each GPU stream. Host
+  offload slices are packed into rows in time order; where copies start or end at one instant
+  XProf's (unstable) sort orders them its own way, so the same slices, as many rows, may sit on
+  other Host Offload rows: they are compared per core, not per row.
 - We draw `Async XLA Ops` (XProf shows them only with its "full DMA" option) and the planes
   XProf's trace viewer skips (`/host:CUPTI` and other planes that are neither `/host:CPU` nor a
   device).
@@ -29,7 +31,8 @@ import xprof_widgets as xw
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
-XPROF_ONLY_ROWS = re.compile(r"^Host Offload Ops row \d+$")
+XPROF_ONLY_ROWS = re.compile(r"^$")  # none: every row XProf draws we draw
+HOST_OFFLOAD_ROW = re.compile(r"^Host Offload Ops row \d+$")
 OURS_ONLY_ROWS = re.compile(r"^Async XLA Ops$")
 XPROF_SHOWS_PLANE = re.compile(r"^(/host:CPU|/device:(GPU|TPU|CUSTOM):)")
 XPROF_INSTANT_PS = 1
@@ -108,6 +111,9 @@ def test_every_slice_on_the_same_row_at_the_same_time_and_depth(pair):
     theirs = theirs[[r in shared for r in zip(theirs["section"], theirs["track"], strict=True)]]
     # XProf's times count from its own origin: shift by the first slice both draw.
     shift = int(theirs["start_ps"].min() - ours["start_ps"].min())
+    ours, theirs = (frame.assign(track=frame["track"].str.replace(HOST_OFFLOAD_ROW, "Host Offload",
+                                                                  regex=True))
+                    for frame in (ours, theirs))
     keys = ["section", "track", "name", "start_ps", "duration_ps", "depth"]
     mine = Counter(zip(*(ours[k] for k in keys), strict=True))
     theirs = theirs.assign(start_ps=theirs["start_ps"] - shift)

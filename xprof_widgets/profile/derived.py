@@ -8,6 +8,8 @@
 
 - Framework rows of TPU cores: `Framework Name Scope`, `Framework Ops` and `Source code`,
   built from each op's `tf_op` and `source` stats (see `framework_rows`).
+- Host offload rows of TPU cores: each copy to or from host memory as one slice, packed into
+  `Host Offload Ops row N` rows (see `host_offload_rows`).
 - XLA rows of GPU streams: `XLA Modules - from #N` and `XLA Ops - from #N` after each stream,
   built from its kernels' `hlo_module` and `hlo_op` stats (see `gpu_stream_rows`).
 
@@ -288,6 +290,80 @@ def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int,
         rows.display_names[meta_of_key[i]] = shown
     return DerivedRow(name, _DERIVED_LINE_IDS[name] if line_id is None else line_id, start,
                       end - start, meta_of_key[of_slice])
+
+
+# ---- host offload rows of TPU cores -------------------------------------------------------------
+HOST_OFFLOAD_ROW = "Host Offload Ops row {}"
+_HOST_OFFLOAD_FIRST_ID = 0xDEADBEEF + 8  # XProf's line ids for these rows: 41 of them
+_HOST_OFFLOAD_ROWS = 41
+_OFFLOAD_OPS = ("copy-start", "copy-done", "dynamic-slice-start", "dynamic-slice-done",
+                "dynamic-update-slice-start", "dynamic-update-slice-done")
+_HOST_MEMORY = "S(5)"  # the layout's memory space of a tensor in host memory
+
+
+def host_offload_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarray,
+                      meta_rows: np.ndarray, rows: MetadataRows, section: int) -> list[DerivedRow]:
+    """XProf's `Host Offload Ops row N` rows of one TPU core: each copy to or from host memory
+    (an HLO `copy-start` ... `copy-done` pair, or a dynamic-slice / dynamic-update-slice one,
+    whose text names the host memory space S(5)) as one slice from its start to its done,
+    offload-<op>.<id>, on the row with the earliest free time that is free when it starts (a
+    new row when none is, up to 41).
+
+    `events`: the core's events of `offload_metadata` rows in time order, asynchronous ones
+    left out.
+    """
+    waiting: dict[str, list[int]] = {}
+    frontiers: list[int] = []
+    slices: list[tuple[int, int, int, str]] = []  # row, start, end, name
+    for event in events.tolist():
+        shown = rows.display_names[int(meta_rows[event])]
+        name = _offload_name(shown)
+        if "-start" in shown:
+            waiting.setdefault(name, []).append(event)
+            continue
+        if not waiting.get(name):  # a done whose start was not traced
+            continue
+        first = waiting[name].pop(0)
+        begin, end = int(start[first]), int(start[event] + duration[event])
+        row, earliest = -1, begin
+        for i, frontier in enumerate(frontiers):
+            if frontier <= earliest:
+                row, earliest = i, frontier
+        if row < 0:
+            if len(frontiers) < _HOST_OFFLOAD_ROWS:
+                frontiers.append(end)
+            row = len(frontiers) - 1
+        frontiers[row] = max(frontiers[row], end)
+        slices.append((row, begin, end, name))
+    metas: dict[str, int] = {}
+    out = []
+    for row in range(len(frontiers)):
+        mine = [s for s in slices if s[0] == row]
+        meta = [metas.setdefault(n, rows.add(n, section)) for _, _, _, n in mine]
+        out.append(DerivedRow(HOST_OFFLOAD_ROW.format(row), _HOST_OFFLOAD_FIRST_ID + row,
+                              np.array([b for _, b, _, _ in mine], np.int64),
+                              np.array([e - b for _, b, e, _ in mine], np.int64),
+                              np.array(meta, np.int64)))
+    return out
+
+
+def offload_metadata(rows: MetadataRows) -> np.ndarray:
+    """Which metadata rows are host offload ops (see `host_offload_rows`)."""
+    return np.fromiter((_HOST_MEMORY in name and any(op in shown for op in _OFFLOAD_OPS)
+                        for name, shown in zip(rows.names, rows.display_names, strict=True)),
+                       bool, len(rows.names))
+
+
+def _offload_name(op: str) -> str:
+    """`copy-start.3` -> `offload-copy.3`, the name XProf gives the pair (`.0` without a
+    number)."""
+    parts = op.split(".")
+    number = parts[-1] if len(parts) > 1 else "0"
+    for end in ("-start", "-done"):
+        if end in op:
+            op = op[:op.index(end)]
+            break
+    return f"offload-{op}.{number}"
 
 
 # ---- XLA rows of GPU streams -------------------------------------------------------------------

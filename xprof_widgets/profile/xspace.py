@@ -22,7 +22,9 @@ from .derived import (
     MetadataRows,
     framework_rows,
     gpu_stream_rows,
+    host_offload_rows,
     name_steps,
+    offload_metadata,
     threadpool_regions,
 )
 from .ordering import (
@@ -294,20 +296,21 @@ def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
     cores = {p: np.flatnonzero(lines[:, 0] == p).tolist() for p, plane in enumerate(headers)
              if _TENSOR_CORE.fullmatch(plane.name)}
     n_ops = sum(int(lines[k, 6] - lines[k, 5]) for own in cores.values() for k in own)
-    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
-    if wanted == "never" or (wanted != "always" and n_ops > FRAMEWORK_ROWS_LIMIT):
-        note = "" if wanted == "never" else (
-            f"the Framework Ops, Framework Name Scope and Source code rows were not derived: "
-            f"{n_ops:,} TPU op events (over {FRAMEWORK_ROWS_LIMIT:,}) would double the memory "
-            "the trace takes; set XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+    note = _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, Source "
+                         "code and Host Offload Ops rows")
+    if note is not None:
         return [], note
     out = []
+    offload = offload_metadata(rows)
     for p, own in cores.items():
         if not own:
             continue
         events = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own])
         if not events.shape[0]:
             continue
+        out += [(p, row, row.line_id) for row in _host_offload_rows(
+            scan, events[offload[meta_rows[events]]], start, duration, meta_rows, rows,
+            section_of_plane[p])]
         events = events[np.lexsort((-duration[events], start[events]))]
         modules = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own
                                   if _line_name(data, line_names, k) == _XLA_MODULES] or
@@ -334,14 +337,12 @@ def _gpu_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray, start: np.n
     streams = [(p, k) for p, plane in enumerate(headers) if plane.name.startswith(GPU_PREFIX)
                for k in np.flatnonzero(lines[:, 0] == p).tolist()
                if not is_derived_line(int(lines[k, 1]))]
-    n_events = sum(int(lines[k, 6] - lines[k, 5]) for _, k in streams)
-    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
-    if wanted == "never" or not streams:
+    if not streams:
         return [], ""
-    if wanted != "always" and n_events > FRAMEWORK_ROWS_LIMIT:
-        return [], (f"the XLA Modules and XLA Ops rows of GPU streams were not derived: {n_events:,} "
-                    f"stream events (over {FRAMEWORK_ROWS_LIMIT:,}); set "
-                    "XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+    note = _rows_refused(sum(int(lines[k, 6] - lines[k, 5]) for _, k in streams),
+                         "GPU stream events", "XLA Modules and XLA Ops rows of GPU streams")
+    if note is not None:
+        return [], note
     out = []
     group_of = _plane_groups(scan, lines, start, duration, {p for p, _ in streams})
     for p, k in streams:
@@ -364,6 +365,31 @@ def _gpu_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray, start: np.n
                                   key // GPU_STREAM_STRIDE - 1)
         out += [(p, row, key + 1 + i) for i, row in enumerate(derived)]
     return out, ""
+
+
+def _host_offload_rows(scan: XSpaceDetails, events: np.ndarray, start: np.ndarray,
+                       duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
+                       section: int) -> list[DerivedRow]:
+    """The Host Offload Ops rows of one TPU core, from its host offload ops (`events`)."""
+    # At one instant the shorter first (a copy's start, an instant, before a done that
+    # begins with it, so they pair as XProf pairs them), then the later in the file: the
+    # order that also packs the rows as XProf does on the real TPU profile.
+    events = events[np.lexsort((-events, duration[events], start[events]))]
+    events = events[~(scan.has_stat(events, "_a") | _meta_has(rows, meta_rows[events], "_a"))]
+    return host_offload_rows(events, start, duration, meta_rows, rows, section)
+
+
+def _rows_refused(n_events: int, counted: str, what: str) -> str | None:
+    """None when rows are derived (XPROF_WIDGETS_FRAMEWORK_ROWS: auto, always or never), else
+    why not: "" when turned off, a note when the file is too large for them."""
+    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
+    if wanted == "never":
+        return ""
+    if wanted != "always" and n_events > FRAMEWORK_ROWS_LIMIT:
+        return (f"the {what} were not derived: {n_events:,} {counted} (over "
+                f"{FRAMEWORK_ROWS_LIMIT:,}) would double the memory the trace takes; set "
+                "XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+    return None
 
 
 def _plane_groups(scan: XSpaceDetails, lines: np.ndarray, start: np.ndarray,
