@@ -59,3 +59,37 @@ cdef inline int64_t skip_field(const uint8_t* buf, int64_t pos, int64_t end,
         pos = len_field(buf, pos, end, &payload_end)
         return payload_end if pos >= 0 else -1
     return -1
+
+
+cdef inline int64_t read_tag(const uint8_t* buf, int64_t pos, int64_t end, int64_t* field,
+                             int64_t* wire_type) noexcept nogil:
+    """Reads a field's tag at pos into its number and wire type; the next pos, or -1 (both 0)."""
+    cdef uint64_t tag
+    pos = read_varint(buf, pos, end, &tag)
+    field[0] = <int64_t>(tag >> 3)
+    wire_type[0] = <int64_t>(tag & 7)
+    return pos
+
+
+cdef inline int64_t next_field(const uint8_t* buf, int64_t pos, int64_t end, int64_t* field,
+                               int64_t* wire_type, int64_t* value) noexcept nogil:
+    """Reads the whole field at pos (tag and value); the pos after it, or -1 if malformed.
+
+    value[0] is a varint's value (wire type 0, as int64) or a length-delimited payload's start
+    (wire type 2: the payload ends at the returned pos), else 0. On -1, a malformed varint (the
+    tag's or the value's) reads as wire type 0 with value 0, and a malformed length leaves
+    value[0] -1: a caller that stores a varint field before it checks the pos stores 0, and
+    one that reads a payload checks the pos first.
+    """
+    cdef uint64_t raw
+    cdef int64_t payload_end
+    pos = read_tag(buf, pos, end, field, wire_type)
+    if wire_type[0] == 0:
+        pos = read_varint(buf, pos, end, &raw)
+        value[0] = <int64_t>raw
+        return pos
+    if wire_type[0] == 2:
+        value[0] = len_field(buf, pos, end, &payload_end)
+        return payload_end
+    value[0] = 0
+    return skip_field(buf, pos, end, wire_type[0])

@@ -10,7 +10,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 import numpy as np
 
-from ._varint cimport read_varint, skip_field
+from ._varint cimport next_field, read_varint
 
 cdef enum:
     TUPLE = 13
@@ -63,46 +63,32 @@ def _scan_module(const uint8_t[::1] buf, int64_t start, int64_t end, bint fill,
 cdef int64_t _module(const uint8_t* buf, int64_t start, int64_t end, bint fill,
                      int64_t[::1] header, int64_t[:, ::1] comps, int64_t[:, ::1] inst,
                      int64_t* counts) noexcept nogil:
-    cdef int64_t n_comp = 0, n_inst = 0, pos = start, at, tag, f, w, v, n, a
-    cdef int64_t p, c_at, cf, cw, ca, q, i_at, i_f, iw, col
+    cdef int64_t n_comp = 0, n_inst = 0, pos = start, at, f, w, v
+    cdef int64_t p, c_at, cf, cw, ca, q, i_at, i_f, iw, iv, col
     while pos < end:
         at = pos
-        pos = _varint(buf, pos, end, &tag)
-        f = tag >> 3
-        w = tag & 7
+        # varint fields are stored before pos is checked (a malformed one as 0), payloads after
+        pos = next_field(buf, pos, end, &f, &w, &v)
         if w == 0:
-            pos = _varint(buf, pos, end, &v)
             if fill and f == 5:
                 header[2] = v
             elif fill and f == 6:
                 header[3] = v
-        elif w == 2:
-            pos = _varint(buf, pos, end, &n)
-            if pos < 0 or n < 0 or n > end - pos:
-                return at
-            a = pos
-            pos = pos + n
+        elif w == 2 and pos >= 0:  # the payload is buf[v:pos]
             if fill and f == 1:
-                header[0] = a
+                header[0] = v
                 header[1] = pos
             elif fill and f == 17:
-                header[4] = a
+                header[4] = v
                 header[5] = pos
             elif f == 3:  # HloComputationProto
-                p = a
+                p = v
                 while p < pos:
                     c_at = p
-                    p = _varint(buf, p, pos, &tag)
-                    cf = tag >> 3
-                    cw = tag & 7
-                    if cw == 0:
-                        p = _varint(buf, p, pos, &v)
-                    elif cw == 2:
-                        p = _varint(buf, p, pos, &n)
-                        if p < 0 or n < 0 or n > pos - p:
-                            return c_at
-                        ca = p
-                        p = p + n
+                    p = next_field(buf, p, pos, &cf, &cw, &ca)
+                    if p < 0:
+                        return c_at
+                    if cw == 2:  # the payload is buf[ca:p]
                         if fill and cf == 1:
                             if n_comp >= comps.shape[0]:
                                 return -2
@@ -120,36 +106,21 @@ cdef int64_t _module(const uint8_t* buf, int64_t start, int64_t end, bint fill,
                                 q = ca
                                 while q < p:
                                     i_at = q
-                                    q = _varint(buf, q, p, &tag)
-                                    i_f = tag >> 3
-                                    iw = tag & 7
+                                    q = next_field(buf, q, p, &i_f, &iw, &iv)
                                     if iw == 0:
-                                        q = _varint(buf, q, p, &v)
                                         if i_f == 35:
-                                            inst[n_inst, 0] = v
-                                    elif iw == 2:
-                                        q = _varint(buf, q, p, &n)
-                                        if q < 0 or n < 0 or n > p - q:
-                                            return i_at
+                                            inst[n_inst, 0] = iv
+                                    elif iw == 2 and q >= 0:  # the payload is buf[iv:q]
                                         if i_f == 1:
-                                            inst[n_inst, 4] = q
-                                            inst[n_inst, 5] = q + n
+                                            inst[n_inst, 4] = iv
+                                            inst[n_inst, 5] = q
                                         elif i_f == 3:
-                                            inst[n_inst, 6] = q
-                                            inst[n_inst, 7] = q + n
-                                        q += n
-                                    else:
-                                        q = skip_field(buf, q, p, iw)
+                                            inst[n_inst, 6] = iv
+                                            inst[n_inst, 7] = q
                                     if q < 0:
                                         return i_at
                             n_inst += 1
-                    else:
-                        p = skip_field(buf, p, pos, cw)
-                    if p < 0:
-                        return c_at
                 n_comp += 1
-        else:
-            pos = skip_field(buf, pos, end, w)
         if pos < 0:
             return at
     counts[0] = n_comp
@@ -177,20 +148,13 @@ def _count_buffer_assignment(const uint8_t[::1] buf, int64_t start, int64_t end)
 cdef int64_t _count(const uint8_t* buf, int64_t start, int64_t end,
                     int64_t* counts) noexcept nogil:
     cdef int64_t n_lb = 0, n_alloc = 0, n_asg = 0, n_tr = 0, n_ev = 0
-    cdef int64_t pos = start, at, tag, f, w, v, n, a, p, q_at, g, gw
+    cdef int64_t pos = start, at, f, w, a, p, q_at, g, gw, v
     while pos < end:
         at = pos
-        pos = _varint(buf, pos, end, &tag)
-        f = tag >> 3
-        w = tag & 7
-        if w == 0:
-            pos = _varint(buf, pos, end, &v)
-        elif w == 2:
-            pos = _varint(buf, pos, end, &n)
-            if pos < 0 or n < 0 or n > end - pos:
-                return at
-            a = pos
-            pos = pos + n
+        pos = next_field(buf, pos, end, &f, &w, &a)
+        if pos < 0:
+            return at
+        if w == 2:  # the payload is buf[a:pos]
             if f == 1:
                 n_lb += 1
             elif f == 3 or f == 4:
@@ -201,28 +165,14 @@ cdef int64_t _count(const uint8_t* buf, int64_t start, int64_t end,
                 p = a
                 while p < pos:
                     q_at = p
-                    p = _varint(buf, p, pos, &tag)
-                    g = tag >> 3
-                    gw = tag & 7
-                    if gw == 0:
-                        p = _varint(buf, p, pos, &v)
-                    elif gw == 2:
-                        p = _varint(buf, p, pos, &n)
-                        if p < 0 or n < 0 or n > pos - p:
-                            return q_at
-                        p += n
+                    p = next_field(buf, p, pos, &g, &gw, &v)
+                    if p < 0:
+                        return q_at
+                    if gw == 2:
                         if f == 3 and g == 9:
                             n_asg += 1
                         elif f == 4 and g == 1:
                             n_ev += 1
-                    else:
-                        p = skip_field(buf, p, pos, gw)
-                    if p < 0:
-                        return q_at
-        else:
-            pos = skip_field(buf, pos, end, w)
-        if pos < 0:
-            return at
     counts[0] = n_lb
     counts[1] = n_alloc
     counts[2] = n_asg
@@ -269,25 +219,14 @@ cdef int64_t _buffer_assignment(const uint8_t* buf, int64_t start, int64_t end,
                                 int64_t* n_shape_index) noexcept nogil:
     cdef int64_t n_lb = 0, n_si = 0, n_alloc = 0, n_asg = 0, n_tr = 0, n_ev = 0
     cdef int64_t capacity = shape_index.shape[0]
-    cdef int64_t pos = start, at, tag, f, w, v, n, p, first, q_at, g, gw, s, r_at, h, hw, r
+    cdef int64_t pos = start, at, f, w, v, p, first, q_at, g, gw, s, e, r_at, h, hw, r
     while pos < end:
         at = pos
-        pos = _varint(buf, pos, end, &tag)
-        f = tag >> 3
-        w = tag & 7
-        if w != 2:
-            if w == 0:
-                pos = _varint(buf, pos, end, &v)
-            else:
-                pos = skip_field(buf, pos, end, w)
-            if pos < 0:
-                return at
-            continue
-        pos = _varint(buf, pos, end, &n)
-        if pos < 0 or n < 0 or n > end - pos:
+        pos = next_field(buf, pos, end, &f, &w, &p)
+        if pos < 0:
             return at
-        p = pos
-        pos = pos + n
+        if w != 2:
+            continue
         if (f == 1 and n_lb >= lbs.shape[0]) or (f == 3 and n_alloc >= allocs.shape[0]) or \
                 (f == 4 and n_tr >= traces.shape[0]):
             return -2
@@ -295,11 +234,8 @@ cdef int64_t _buffer_assignment(const uint8_t* buf, int64_t start, int64_t end,
         first = n_si if f == 1 else (n_asg if f == 3 else n_ev)
         while p < pos:
             q_at = p
-            p = _varint(buf, p, pos, &tag)
-            g = tag >> 3
-            gw = tag & 7
+            p = next_field(buf, p, pos, &g, &gw, &v)
             if gw == 0:
-                p = _varint(buf, p, pos, &v)
                 if f == 1:  # LogicalBufferProto
                     if g == 1:
                         lbs[n_lb, 0] = v
@@ -332,12 +268,8 @@ cdef int64_t _buffer_assignment(const uint8_t* buf, int64_t start, int64_t end,
                         traces[n_tr, 3] = v
                     elif g == 3:
                         traces[n_tr, 2] = v
-            elif gw == 2:
-                p = _varint(buf, p, pos, &n)
-                if p < 0 or n < 0 or n > pos - p:
-                    return q_at
-                s = p
-                p = p + n
+            elif gw == 2 and p >= 0:  # the payload is buf[v:p]
+                s = v
                 if (f == 1 and g == 3) or (f == 3 and g == 9) or (f == 4 and g == 1):
                     # defined_at (into the logical buffer's row), an Assigned or an Event
                     if (f == 3 and n_asg >= assigned.shape[0]) or \
@@ -345,11 +277,8 @@ cdef int64_t _buffer_assignment(const uint8_t* buf, int64_t start, int64_t end,
                         return -2
                     while s < p:
                         r_at = s
-                        s = _varint(buf, s, p, &tag)
-                        h = tag >> 3
-                        hw = tag & 7
+                        s = next_field(buf, s, p, &h, &hw, &v)
                         if hw == 0:
-                            s = _varint(buf, s, p, &v)
                             if f == 1:
                                 if h == 4:
                                     lbs[n_lb, 3] = v
@@ -366,33 +295,25 @@ cdef int64_t _buffer_assignment(const uint8_t* buf, int64_t start, int64_t end,
                                 events[n_ev, 1] = v
                             elif h == 5:
                                 events[n_ev, 2] = v
-                        elif hw == 2:
-                            s = _varint(buf, s, p, &n)
-                            if s < 0 or n < 0 or n > p - s:
-                                return r_at
+                        elif hw == 2 and s >= 0:  # the payload is buf[v:s]
                             if f == 1 and h == 3:  # packed shape index
-                                r = s
-                                while r < s + n:
-                                    r = _varint(buf, r, s + n, &v)
+                                r = v
+                                while r < s:
+                                    r = _varint(buf, r, s, &e)
                                     if r < 0:
                                         return r_at
                                     if n_si < capacity:
-                                        shape_index[n_si] = v
+                                        shape_index[n_si] = e
                                     n_si += 1
                             elif f == 4 and h == 4:
-                                events[n_ev, 3] = s
-                                events[n_ev, 4] = s + n
-                            s += n
-                        else:
-                            s = skip_field(buf, s, p, hw)
+                                events[n_ev, 3] = v
+                                events[n_ev, 4] = s
                         if s < 0:
                             return r_at
                     if f == 3:
                         n_asg += 1
                     elif f == 4:
                         n_ev += 1
-            else:
-                p = skip_field(buf, p, pos, gw)
             if p < 0:
                 return q_at
         if f == 1:
@@ -416,34 +337,23 @@ def _top_level_spans(const uint8_t[::1] buf):
     malformed."""
     cdef int64_t spans[4]
     cdef const uint8_t* data = _data(buf)
-    cdef int64_t pos = 0, end = buf.shape[0], at, tag, f, w, n, v
+    cdef int64_t pos = 0, end = buf.shape[0], at, f, w, a
     spans[0] = spans[1] = spans[2] = spans[3] = -1
     with nogil:
         while pos < end:
             at = pos
-            pos = _varint(data, pos, end, &tag)
-            f = tag >> 3
-            w = tag & 7
-            if w == 2:
-                pos = _varint(data, pos, end, &n)
-                if pos >= 0 and 0 <= n <= end - pos:
-                    if f == 1:
-                        spans[0] = pos
-                        spans[1] = pos + n
-                    elif f == 3:
-                        spans[2] = pos
-                        spans[3] = pos + n
-                    pos += n
-                else:
-                    pos = -1
-            elif w == 0:
-                pos = _varint(data, pos, end, &v)
-            else:
-                pos = skip_field(data, pos, end, w)
+            pos = next_field(data, pos, end, &f, &w, &a)
             if pos < 0:
                 spans[0] = -2
                 spans[1] = at
                 break
+            if w == 2:  # the payload is data[a:pos]
+                if f == 1:
+                    spans[0] = a
+                    spans[1] = pos
+                elif f == 3:
+                    spans[2] = a
+                    spans[3] = pos
     return spans[0], spans[1], spans[2], spans[3]
 
 
@@ -479,25 +389,21 @@ cdef int64_t _shape_unpadded(const uint8_t* buf, int64_t s, int64_t e,
     """Unpadded bytes of the subshape at index[index_lo:index_hi] of the ShapeProto in
     buf[s:e]; -1 if the index does not exist or the bytes are malformed."""
     cdef int64_t element_type = 0, elements = 1, tuple_count = 0, depth = index_lo
-    cdef int64_t p = s, tag, f, w, v, n, q, width
+    cdef int64_t p = s, f, w, v, q, width
     while p < e:
-        p = _varint(buf, p, e, &tag)
-        f = tag >> 3
-        w = tag & 7
+        p = next_field(buf, p, e, &f, &w, &v)
+        if p < 0:
+            return -1
         if w == 0:
-            p = _varint(buf, p, e, &v)
             if f == 2:
                 element_type = v
             elif f == 3:
                 elements *= v
-        elif w == 2:
-            p = _varint(buf, p, e, &n)
-            if p < 0 or n < 0 or n > e - p:
-                return -1
+        elif w == 2:  # the payload is buf[v:p]
             if f == 3:  # packed dimensions
-                q = p
-                while q < p + n:
-                    q = _varint(buf, q, p + n, &v)
+                q = v
+                while q < p:
+                    q = _varint(buf, q, p, &v)
                     if q < 0:
                         return -1
                     elements *= v
@@ -505,17 +411,13 @@ cdef int64_t _shape_unpadded(const uint8_t* buf, int64_t s, int64_t e,
                 if depth < index_hi and tuple_count == index[depth]:
                     # descend into the indexed element and read it from its start
                     depth += 1
-                    e = p + n
+                    e = p
+                    p = v
                     element_type = 0
                     elements = 1
                     tuple_count = 0
                     continue
                 tuple_count += 1
-            p += n
-        else:
-            p = skip_field(buf, p, e, w)
-        if p < 0:
-            return -1
     if depth < index_hi:
         return -1
     if element_type == TUPLE:
