@@ -17,7 +17,6 @@ import json
 import math
 import zlib
 from collections import Counter
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -25,15 +24,14 @@ import numpy as np
 from .._native.intervals import bind_flow_points as _bind_flow_points
 from ..errors import ProfileError
 from . import _wire
+from .chrome_time import ExactFloat, exact_us, is_number, parse_float, picoseconds
 from .ordering import natural_key, plane_kind
 from .trace_data import HostTrace, Section, Track
 
 _SLICE_PHASES = frozenset({"X", "B", "E", "i", "I", "n"})
 _FLOW_PHASES = frozenset({"s", "t", "f"})
 _EXPECTED = 'Expected a Chrome trace: {"traceEvents": [...]} or a JSON array of trace events.'
-_PS_PER_US = 1e6
-_PS_PER_US_INT = 10**6
-_MAX_SPAN_US = 2.0**61 / _PS_PER_US
+_MAX_SPAN_US = 2.0**61 / 1e6
 """How far (26.7 days) an event may start from the trace's median start, and how long it may
 last: start + duration then always fits int64 picoseconds."""
 _FAR = "event{s} more than 26 days away from the trace's other events"
@@ -42,16 +40,18 @@ _LONG = "event{s} with a dur over 26 days"
 
 def decode_chrome(data: bytes, source: str, host: str) -> HostTrace:
     """Decodes a Chrome trace (optionally gzipped); `source` names the file in errors."""
-    events, damage = _load_events(data, source)
+    events, damage, header = _load_events(data, source)
     builder = _Builder(source, host)
     if damage:
         builder.notes.append(damage)
+    builder.base_ns = _base_ns(header, builder.notes)
     return builder.build(events)
 
 
 # ---- reading the JSON ---------------------------------------------------------------------------
-def _load_events(data: bytes, source: str) -> tuple[list, str]:
-    """The event list, and a note when only a damaged file's intact start could be read."""
+def _load_events(data: bytes, source: str) -> tuple[list, str, dict]:
+    """The event list, a note when only a damaged file's intact start could be read, and the
+    document's other keys (the trace's header)."""
     if not data:
         raise ProfileError(f"{source}: the file is empty (0 bytes). {_EXPECTED}")
     gzip_error = None
@@ -74,9 +74,12 @@ def _load_events(data: bytes, source: str) -> tuple[list, str]:
         what = (f"the gzip stream is truncated or corrupt ({gzip_error})" if gzip_error
                 else f"the JSON breaks off at character {at} ({_reason(exc)})")
         return events, (f"{what}: kept the {len(events)} complete events before it; copy the "
-                        "file again or capture a new profile for the rest")
+                        "file again or capture a new profile for the rest"), {}
     if gzip_error is not None:  # the JSON happened to end where the gzip data broke off
         damage = f"the gzip stream is truncated or corrupt ({gzip_error})"
+    known = _known_non_trace(doc)
+    if known:
+        raise ProfileError(f"{source}: {known}")
     if isinstance(doc, dict):
         events = doc.get("traceEvents")
         if events is None:
@@ -85,18 +88,48 @@ def _load_events(data: bytes, source: str) -> tuple[list, str]:
                                f"{keys or 'none'}); this is not a Chrome trace. {_EXPECTED}")
     else:
         events = doc
+    header = doc if isinstance(doc, dict) else {}
     if not isinstance(events, list):
         what = "`traceEvents` is" if isinstance(doc, dict) else "the JSON document is"
         raise ProfileError(f"{source}: {what} a {_json_type(events)}, not a list of events; "
                            f"this is not a Chrome trace. {_EXPECTED}")
-    return events, damage
+    return events, damage, header
+
+
+def _known_non_trace(doc: Any) -> str:
+    """What a JSON file that PyTorch's profiler writes beside its traces is, when it is one."""
+    if isinstance(doc, dict) and "nodes" in doc and "schema" in doc and "traceEvents" not in doc:
+        return ("a PyTorch execution trace (ExecutionTraceObserver's graph of operators), not a "
+                "timeline; open the Kineto trace recorded with it (the profiler's "
+                "export_chrome_trace or tensorboard_trace_handler output).")
+    if (isinstance(doc, list) and doc and all(isinstance(row, list) for row in doc[:100])
+            and all(len(row) == 4 and all(type(v) is int for v in row) for row in doc[:100])):
+        return ("PyTorch's raw memory timeline (profile.export_memory_timeline: rows of time, "
+                "action, bytes, category), not a trace; open the Kineto trace of the same run, "
+                "recorded with profile_memory=True, for its memory events.")
+    return ""
+
+
+def _base_ns(header: dict, notes: list[str]) -> int:
+    """Kineto's `baseTimeNanoseconds`: the epoch nanosecond its `ts` values count from."""
+    value = header.get("baseTimeNanoseconds")
+    if value is None:
+        return 0
+    if type(value) is int:
+        return value
+    if type(value) is str and value.strip().isdigit():
+        return int(value)
+    if type(value) is float and value.is_integer() and abs(value) < 2.0**63:
+        return int(value)
+    notes.append(f"ignored a baseTimeNanoseconds that is not an integer ({str(value)[:40]})")
+    return 0
 
 
 def _parse(data: bytes) -> tuple[Any, str]:
     try:
-        return json.loads(data), ""
+        return json.loads(data, parse_float=parse_float), ""
     except UnicodeDecodeError as exc:  # a bad byte in a name: read as a replacement character
-        return json.loads(data.decode("utf-8", errors="replace")), (
+        return json.loads(data.decode("utf-8", errors="replace"), parse_float=parse_float), (
             f"bytes that are not UTF-8 (the first at byte {exc.start}) were read as U+FFFD")
 
 
@@ -121,7 +154,7 @@ def _salvage(data: bytes) -> tuple[list, int]:
     cut-off or corrupted file up to its first unreadable event, top level first.
     """
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_float=parse_float)
     pos = _skip_ws(text, 0)
     if text.startswith("[", pos):
         return _salvage_array(text, pos, decoder)
@@ -186,29 +219,10 @@ def _json_type(value: Any) -> str:
 
 
 # ---- checking fields ----------------------------------------------------------------------------
-def _picoseconds(us: np.ndarray) -> np.ndarray:
-    """Microsecond floats as exact integer picoseconds.
-
-    Traces write epoch microseconds with nanosecond decimals (`1796115421816.595`); a float of
-    that size is only good to 0.24 ns, so `us * 1e6` is off by up to hundreds of picoseconds.
-    The float's shortest repr gives back the decimal the writer wrote, read here exactly.
-    """
-    out = np.empty(us.shape[0], np.int64)
-    for i, value in enumerate(us.tolist()):
-        text = repr(value)
-        whole, _, fraction = text.partition(".")
-        if "e" in text or "n" in text or len(fraction) > 6:  # exponent, inf/nan, sub-ps
-            out[i] = round(Decimal(text) * _PS_PER_US_INT) if "n" not in text else 0
-        else:
-            sign = -1 if whole.startswith("-") else 1
-            out[i] = int(whole) * _PS_PER_US_INT + sign * int((fraction + "000000")[:6])
-    return out
-
-
 def _number(value: Any) -> float | None:
     """A JSON number (or numeric string, as Perfetto accepts) as a float; None when it is not."""
     kind = type(value)
-    if kind is float:
+    if kind is float or kind is ExactFloat:
         return value
     if kind is int:
         try:
@@ -230,7 +244,7 @@ def _key(value: Any, default: Any, coerced: Counter, field: str) -> Any:
         return value
     if value is None:
         return default
-    if kind is float:
+    if kind is float or kind is ExactFloat:
         if value.is_integer():
             return int(value)
         return value if math.isfinite(value) else str(value)
@@ -280,7 +294,10 @@ class _Builder:
     def __init__(self, source: str, host: str):
         self.source = source
         self.host = host
+        self.base_ns = 0  # the epoch ns that `ts` counts from (Kineto's baseTimeNanoseconds)
+        self.shift_ps = 0  # what the columns subtract from each exact time: the origin, floored
         self.process_names: dict[Any, str] = {}
+        self.process_labels: dict[Any, str] = {}  # Kineto's `process_labels`: "GPU 0", "CPU"
         self.process_order: dict[Any, float] = {}
         self.thread_names: dict[tuple, str] = {}
         self.thread_order: dict[tuple, float] = {}
@@ -289,11 +306,11 @@ class _Builder:
         self.name_index: dict[str, int] = {}
         self.names: list[str] = []
         self.name_pid: list[Any] = []
-        # one entry per row: track, ts_us, dur_us, name row, args JSON (or b""), counter value,
-        # index of the event in the file
+        # one entry per row: track, ts and dur (finite numbers as the JSON wrote them, see
+        # chrome_time), name row, args JSON (or b""), counter value, index of the event in the file
         self.r_track: list[int] = []
-        self.r_ts: list[float] = []
-        self.r_dur: list[float] = []
+        self.r_ts: list[Any] = []
+        self.r_dur: list[Any] = []
         self.r_name: list[int] = []
         self.r_args: list[bytes] = []
         self.r_value: list[float] = []
@@ -358,7 +375,7 @@ class _Builder:
                            index)
             return
         if ph in _FLOW_PHASES:
-            self._flow(ev, ph, pid, tid, ts, index)
+            self._flow(ev, ph, pid, tid, raw_ts, ts, index)
             return
         name = _name(ev.get("name"), coerced)
         args = ev.get("args")
@@ -366,25 +383,26 @@ class _Builder:
             coerced["args"] += 1
             args = {"args": args}
         if ph == "C":
-            self._counter(name, pid, ts, args, index)
+            self._counter(name, pid, raw_ts, args, index)
             return
         key = (pid, tid, False)
         if ph == "B":
-            self.open_slices.setdefault(key, []).append((ts, name, args, index))
+            self.open_slices.setdefault(key, []).append((raw_ts, ts, name, args, index))
             return
         if ph == "E":
             stack = self.open_slices.get(key)
             if not stack:
                 self.drops.add("E event{s} without a matching B", index)
                 return
-            begin, name, begin_args, begin_index = stack.pop()
+            raw_begin, begin, name, begin_args, begin_index = stack.pop()
             if ts < begin:
                 self.drops.add("E event{s} earlier than the matching B", index)
                 return
             merged = {**begin_args, **args} if begin_args and args else (begin_args or args)
-            self._row(self._track(key), begin, ts - begin, name, pid, merged, begin_index)
+            self._row(self._track(key), raw_begin, exact_us(raw_ts) - exact_us(raw_begin), name,
+                      pid, merged, begin_index)
             return
-        dur = 0.0
+        raw_dur = 0
         if ph == "X":
             raw = ev.get("dur")
             if raw is not None:
@@ -396,10 +414,12 @@ class _Builder:
                 if dur < 0:
                     self.drops.add("X event{s} with a negative dur", index)
                     return
-        self._row(self._track(key), ts, dur, name, pid, args, index)
+                raw_dur = raw
+        self._row(self._track(key), raw_ts, raw_dur, name, pid, args, index)
 
-    def _row(self, track: int, ts: float, dur: float, name: str, pid: Any, args: Any,
+    def _row(self, track: int, ts: Any, dur: Any, name: str, pid: Any, args: Any,
              index: int, value: float = math.nan) -> None:
+        """One row; `ts` and `dur` are checked finite numbers as the JSON wrote them."""
         self.r_track.append(track)
         self.r_ts.append(ts)
         self.r_dur.append(dur)
@@ -408,17 +428,18 @@ class _Builder:
         self.r_value.append(value)
         self.r_event.append(index)
 
-    def _counter(self, name: str, pid: Any, ts: float, args: dict | None, index: int) -> None:
-        values = [(k, number) for k, v in (args or {}).items() if type(v) in (int, float)
+    def _counter(self, name: str, pid: Any, ts: Any, args: dict | None, index: int) -> None:
+        values = [(k, number) for k, v in (args or {}).items() if is_number(v)
                   and (number := _number(v)) is not None and math.isfinite(number)]
         if not values:
             self.drops.add("C event{s} without a finite numeric value", index)
             return
         for key, value in values:
             label = name if len(args) == 1 else f"{name} {key}"
-            self._row(self._track((pid, label, True)), ts, 0.0, label, pid, None, index, value)
+            self._row(self._track((pid, label, True)), ts, 0, label, pid, None, index, value)
 
-    def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, ts: float, index: int) -> None:
+    def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, raw_ts: Any, ts: float,
+              index: int) -> None:
         flow_id, id2 = ev.get("id"), ev.get("id2")
         if flow_id is None and id2 is None:
             self.drops.add("flow event{s} without id", index)
@@ -427,7 +448,7 @@ class _Builder:
         flow_key = (_key(ev.get("cat"), None, coerced, "cat"), _key(flow_id, None, coerced, "id"),
                     None if id2 is None else json.dumps(id2, sort_keys=True, default=str))
         enclosing = ph != "f" or ev.get("bp") == "e"
-        self.flow_points.append((flow_key, (pid, tid, False), ts, enclosing, index))
+        self.flow_points.append((flow_key, (pid, tid, False), raw_ts, ts, enclosing, index))
 
     def _metadata(self, ev: dict, pid: Any, tid: Any, index: int) -> None:
         args = ev.get("args")
@@ -437,11 +458,13 @@ class _Builder:
             self.drops.add("M event{s} whose args {are} not an object", index)
             return
         kind = ev.get("name")
-        if kind in ("process_name", "thread_name"):
+        if kind == "process_labels" and type(args.get("labels")) is str:
+            self.process_labels[pid] = args["labels"].strip()
+        elif kind in ("process_name", "thread_name"):
             name = args.get("name")
             if name is None:
                 return
-            text = _name(name, self.coerced)
+            text = _name(name, self.coerced).strip()  # Kineto writes "stream 7 "
             if kind == "process_name":
                 self.process_names[pid] = text
             else:
@@ -474,12 +497,13 @@ class _Builder:
     def _finish(self) -> HostTrace:
         for key, stack in self.open_slices.items():  # B without E: runs to the trace end
             track = self._track(key)
-            for begin, name, args, index in stack:
+            for raw_begin, _, name, args, index in stack:
                 self.open_rows.append(len(self.r_track))
-                self._row(track, begin, 0.0, name, key[0], args, index)
+                self._row(track, raw_begin, 0, name, key[0], args, index)
         self.open_slices = {}
-        ts = np.asarray(self.r_ts, np.float64)
-        dur = np.asarray(self.r_dur, np.float64)
+        n = len(self.r_ts)
+        ts = np.fromiter(map(float, self.r_ts), np.float64, n)
+        dur = np.fromiter(map(float, self.r_dur), np.float64, n)
         keep, anchor = self._keep_in_range(ts, dur)
         if not keep.any():
             found = list(self.notes)
@@ -498,9 +522,7 @@ class _Builder:
 
         used, track_col = np.unique(track_col, return_inverse=True)  # tracks that kept events
         self.track_keys = [self.track_keys[k] for k in used.tolist()]
-        t_min = float(ts.min())
-        start = _picoseconds(ts) - _picoseconds(np.array([t_min]))[0]
-        duration = _picoseconds(dur)
+        start, duration = self._exact_times(rows)
         trace_end = int((start + duration).max())
         duration[is_open] = trace_end - start[is_open]
         order = np.lexsort((-duration, start, track_col))
@@ -521,9 +543,10 @@ class _Builder:
                   for k, key in enumerate(self.track_keys)]
         offsets = np.zeros(start.shape[0] + 1, np.int64)
         np.cumsum([len(b) for b in blobs], out=offsets[1:])
-        flows = self._flow_edges(start, duration, firsts, ends, t_min, anchor)
+        flows = self._flow_edges(start, duration, firsts, ends, anchor)
         return HostTrace(
-            host=self.host, source=self.source, base_ns=0, start_ps=start, duration_ps=duration,
+            host=self.host, source=self.source, base_ns=self.base_ns + self.shift_ps // 1000,
+            start_ps=start, duration_ps=duration,
             meta=meta.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
             names=self.names, display_names=list(self.names),
             meta_section=np.array([section_of_pid.get(p, 0) for p in self.name_pid], np.int32),
@@ -531,6 +554,18 @@ class _Builder:
             details=ChromeArgs(b"".join(blobs), offsets),
             counter_values=counters if np.isfinite(counters).any() else None,
             flow_edges=flows, warnings=self._warning())
+
+    def _exact_times(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kept rows' starts after the origin (floored to the ns, which `base_ns` carries)
+        and their durations, exact in picoseconds (chrome_time)."""
+        r_ts, r_dur = self.r_ts, self.r_dur
+        exact = [picoseconds(r_ts[i]) for i in rows.tolist()]
+        self.shift_ps = min(exact) // 1000 * 1000
+        shift = self.shift_ps
+        start = np.fromiter((t - shift for t in exact), np.int64, len(exact))
+        duration = np.fromiter((picoseconds(r_dur[i]) for i in rows.tolist()), np.int64,
+                               len(exact))
+        return start, duration
 
     def _keep_in_range(self, ts: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, float]:
         """Rows whose start lies within reach of the trace's median start and whose duration
@@ -550,17 +585,35 @@ class _Builder:
         return ~(far | long), anchor
 
     def _sections(self) -> tuple[list[Section], dict]:
+        """Processes in the trace's own `process_sort_index` order (those without one after
+        them), devices first among equals."""
         pids = list(dict.fromkeys(key[0] for key in self.track_keys))
+        named = Counter(self.process_names.get(pid) for pid in pids)
         sections, section_of_pid = [], {}
         for pid in pids:
-            name = self.process_names.get(pid, f"Process {pid}")
+            name = self._process_name(pid, named)
+            label = self.process_labels.get(pid, "")
             section_of_pid[pid] = len(sections)
             kind = plane_kind(name) if name.startswith("/") else (
-                "device" if name.split(" ")[0].upper() in ("GPU", "TPU", "CUDA") else "host")
+                "device" if _is_device(label) or _is_device(name) else "host")
             sections.append(Section(name=name, kind=kind,
-                                    sort_key=(self.process_order.get(pid, 0), kind != "device",
+                                    sort_key=(pid not in self.process_order,
+                                              self.process_order.get(pid, 0), kind != "device",
                                               natural_key(name))))
         return sections, section_of_pid
+
+    def _process_name(self, pid: Any, named: Counter) -> str:
+        """The process's name; with its pid where processes share a name (Kineto names the host
+        process and each GPU `python3.10`) and its label where Kineto gives one (`GPU 0`)."""
+        name = self.process_names.get(pid)
+        if name is None:
+            return f"Process {pid}"
+        label = self.process_labels.get(pid, "")
+        if label in ("CPU", name):
+            label = ""
+        if named[name] > 1 or label:
+            name = f"{name} ({pid})"
+        return f"{name} {label}" if label else name
 
     def _track_info(self, k: int, key: tuple, section_of_pid: dict, first: int, end: int) -> Track:
         pid, tid, counter = key
@@ -570,7 +623,7 @@ class _Builder:
                      sort_key=(counter, self.thread_order.get((pid, tid), 0), natural_key(name)))
 
     def _flow_edges(self, start: np.ndarray, duration: np.ndarray, firsts: np.ndarray,
-                    ends: np.ndarray, t_min: float, anchor: float) -> np.ndarray:
+                    ends: np.ndarray, anchor: float) -> np.ndarray:
         """Binds each flow point to a slice of its thread and links consecutive points.
 
         A point binds to the latest-starting slice that contains it (or, for `f` without
@@ -580,7 +633,7 @@ class _Builder:
         track_of = {key: k for k, key in enumerate(self.track_keys)}
         flow_ids: dict[tuple, int] = {}
         fid, track, ts, enclosing = [], [], [], []
-        for flow_key, track_key, point_ts, encloses, index in self.flow_points:
+        for flow_key, track_key, raw_ts, point_ts, encloses, index in self.flow_points:
             k = track_of.get(track_key)
             if k is None:
                 continue  # no slice on its thread
@@ -589,14 +642,14 @@ class _Builder:
                 continue
             fid.append(flow_ids.setdefault(flow_key, len(flow_ids)))
             track.append(k)
-            ts.append(point_ts)
+            ts.append(picoseconds(raw_ts) - self.shift_ps)
             enclosing.append(encloses)
         self.flow_points = []
         if not fid:
             return np.zeros((0, 3), np.int64)
         fid_col = np.asarray(fid, np.int64)
         track_col = np.asarray(track, np.int64)
-        at = _picoseconds(np.asarray(ts, np.float64)) - _picoseconds(np.array([t_min]))[0]
+        at = np.asarray(ts, np.int64)
         by_time = np.lexsort((at, track_col))
         event = np.full(fid_col.shape[0], -1, np.int64)
         _bind_flow_points(start, start + duration, firsts, ends, track_col, at,
@@ -612,6 +665,10 @@ class _Builder:
         edges = np.stack([event[src][link], event[dst][link],
                           renumber[fid_col[src][link]]], axis=1)
         return edges[np.argsort(edges[:, 2], kind="stable")].astype(np.int64).reshape(-1, 3)
+
+
+def _is_device(name: str) -> bool:
+    return name.split(" ")[0].upper() in ("GPU", "TPU", "CUDA", "MTIA", "HPU", "XPU")
 
 
 class ChromeArgs:
