@@ -16,7 +16,7 @@ export const KEYS = [
   ["f", "zoom to the selection"],
   ["0", "show the whole trace"],
   ["/", "search (the whole trace); Enter / Shift+Enter step through hits"],
-  ["Esc", "clear marks, close this help"],
+  ["Esc", "close this help; else clear the mark and give the keys back to the notebook"],
   ["?", "show or hide this help"],
 ];
 

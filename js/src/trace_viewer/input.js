@@ -1,6 +1,7 @@
 // Mouse, wheel and keyboard on the timeline, and what is under the mouse. Methods of TraceView
 // (view.js), kept apart because they are the widget's whole input vocabulary.
 import { h } from "../lib/dom.js";
+import { isTextField } from "../lib/keys.js";
 import { sliceTooltip } from "./dom.js";
 import { AXIS_H, LABEL_W, depthAt, rowAt } from "./layout.js";
 import { formatTime } from "./timescale.js";
@@ -108,8 +109,16 @@ export const inputMethods = {
     }
   },
 
+  // Every key event inside the widget comes here (lib/keys.js); text fields keep their keys.
+  ownKey(e, target) {
+    if (isTextField(target)) {
+      if (target === this.searchInput && e.type === "keydown") this.searchKey(e);
+    } else if (e.type === "keydown") this.keyDown(e);
+    else if (e.type === "keyup") this.keyUp(e);
+  },
+
   keyDown(e) {
-    if (e.target !== this.stage || e.altKey) return;
+    if (e.altKey) return;
     const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     if ((e.ctrlKey || e.metaKey) && key !== "Escape") return;
     let handled = true;
@@ -127,11 +136,19 @@ export const inputMethods = {
     else if (e.key === "?") this.toggleHelp();
     else if (key === "Escape") {
       if (!this.help.hidden) this.toggleHelp(false);
-      else if (this.mark) this.mark = null;
-      else this.setSelection([], true);
-      this.requestDraw();
+      else this.leaveKeys();
     } else handled = false;
     if (handled) e.preventDefault();
+  },
+
+  // Escape gives the keys back: the mark goes, and focus moves to the nearest focusable container
+  // outside the widget (a notebook's cell, whose command mode then has them) or nowhere.
+  leaveKeys() {
+    this.mark = null;
+    this.requestDraw();
+    const container = this.el.parentElement?.closest("[tabindex]");
+    if (container) container.focus({ preventScroll: true });
+    else this.el.getRootNode().activeElement?.blur();
   },
 
   keyUp(e) {

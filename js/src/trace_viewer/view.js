@@ -4,6 +4,7 @@
 import { RequestError, request } from "../lib/transport.js";
 import { readTheme } from "./colors.js";
 import { h } from "../lib/dom.js";
+import { ownKeys } from "../lib/keys.js";
 import { helpOverlay } from "./dom.js";
 import { Renderer } from "./draw.js";
 import { inputMethods } from "./input.js";
@@ -76,7 +77,6 @@ export class TraceView {
   buildDom() {
     const el = this.el;
     el.classList.add("xw-trace-viewer");
-    el.dataset.lmSuppressShortcuts = "true";
     this.toolButtons = new Map(TOOLS.map(([tool, key, title]) => [
       tool,
       h("button", { type: "button", title, "aria-pressed": String(tool === this.tool), dataset: { tool }, onclick: () => this.setTool(tool) },
@@ -135,13 +135,9 @@ export class TraceView {
       if (!this.drag) this.setHover(null);
     });
     on(this.stage, "wheel", (e) => this.wheel(e), { passive: false });
-    on(this.stage, "keydown", (e) => this.keyDown(e));
-    on(this.stage, "keyup", (e) => this.keyUp(e));
-    on(this.stage, "blur", () => this.held.clear());
-    on(this.searchInput, "keydown", (e) => this.searchKey(e));
-    // Keys typed in the widget are the widget's: JupyterLab must not also act on them (A, D, 1-4...).
-    on(this.el, "keydown", (e) => e.stopPropagation());
-    on(this.el, "keyup", (e) => e.stopPropagation());
+    // Keys typed in the widget are the widget's: no notebook shortcut sees them (lib/keys.js).
+    this.disposers.push(ownKeys(this.el, (e, target) => this.ownKey(e, target)));
+    on(this.el, "focusout", () => this.held.clear());
     onModel("change:window", () => this.windowFromModel());
     onModel("change:selected_events", () => this.selectionFromModel());
     onModel("change:height", () => this.relayout());

@@ -1,0 +1,39 @@
+// Keys typed inside a widget are the widget's. Notebook hosts bind single keys in command mode
+// (A and B insert cells, D D deletes one, X cuts, M and Y change its type, Enter edits, Shift+Enter
+// runs), and Notebook 7 listens for them on `document` in the capture phase: before any listener
+// inside the widget runs, so stopping a key there is too late. A capture listener on `window` runs
+// before every other listener on the page, in any host (JupyterLab, Notebook 7, marimo, Colab).
+
+const KEY_EVENTS = ["keydown", "keypress", "keyup"];
+
+/** Ctrl/⌘+S still saves the notebook; every other key inside `el` stops there. */
+function passesToHost(e) {
+  return (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s";
+}
+
+/**
+ * Keeps every key event whose target is inside `el` from the rest of the page (stopPropagation at
+ * window, capture phase) and hands it to `handle(event, target)` instead, `target` being the
+ * element inside `el` (inside a shadow root too) that has focus. Default actions still happen
+ * (typing into an input, Tab moving focus, Enter on a button); `handle` calls preventDefault for the
+ * keys it acts on. Returns the function that removes the listeners.
+ */
+export function ownKeys(el, handle) {
+  const listener = (e) => {
+    const path = e.composedPath();
+    if (!path.includes(el) || passesToHost(e)) return;
+    e.stopPropagation();
+    handle(e, path[0]);
+  };
+  for (const type of KEY_EVENTS) window.addEventListener(type, listener, true);
+  return () => {
+    for (const type of KEY_EVENTS) window.removeEventListener(type, listener, true);
+  };
+}
+
+/** Whether typing into `node` edits text (its keys are its own, not shortcuts). */
+export function isTextField(node) {
+  return node instanceof HTMLElement && (node.isContentEditable ||
+    node.tagName === "TEXTAREA" || node.tagName === "SELECT" ||
+    (node.tagName === "INPUT" && !["checkbox", "radio", "button", "submit", "reset", "range", "color"].includes(node.type)));
+}
