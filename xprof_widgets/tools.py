@@ -26,13 +26,16 @@ class Tool:
     applies: Callable[[Profile], bool] | None = None  # None: every profile
 
     def offered_for(self, profile: Profile) -> bool:
+        """Whether the tool has data; a check that fails offers the tool, whose tab then says
+        what went wrong, rather than taking the suite down."""
         try:
             return self.applies is None or bool(self.applies(profile))
-        except AttributeError as exc:
+        except Exception as exc:  # noqa: BLE001 - isolated: the tab says what failed
             pod = sys.modules.get("xprof_widgets.pod.profile")
-            if pod is not None and isinstance(exc, pod.NotDistributed):
-                return True  # needs one host's events: its tab says so, and a host picked works
-            raise
+            if pod is None or not isinstance(exc, pod.NotDistributed):
+                profile.warnings.append(f"{profile.source}: could not tell whether the "
+                                        f"{self.title} has data ({type(exc).__name__}: {exc}).")
+            return True  # a pod's host-only tool: its tab says so, and a host picked works
 
 
 TOOLS: tuple[Tool, ...] = (

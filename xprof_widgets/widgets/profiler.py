@@ -21,7 +21,7 @@ from .. import tools as registry
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
-from ._base import RequestWidget
+from ._base import RequestWidget, describe
 
 ALL_HOSTS = "all hosts"
 
@@ -52,6 +52,13 @@ class Profiler(ipywidgets.VBox):
         self._lay_out()
         self.show(first.key)
 
+    def close(self) -> None:
+        """Closes the tabs' widgets too, and lets go of the profile (see RequestWidget.close)."""
+        for widget in self.__dict__.pop("_tools", {}).values():
+            widget.close()
+        super().close()
+        self.__dict__.pop("profile", None)
+
     # ---- tabs -------------------------------------------------------------------------------
     @property
     def tab_keys(self) -> list[str]:
@@ -72,6 +79,11 @@ class Profiler(ipywidgets.VBox):
             widget = widget_class(self.profile)
         except ProfileError as exc:  # a tool that cannot run on this profile says why
             widget = ipywidgets.Label(f"{entry.name}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - one tool's failure is its tab's alone
+            note = (f"{self.profile.source}: the {entry.title} failed on this profile "
+                    f"({describe(exc)}); the other tools are not affected.")
+            self.profile.warnings.append(note)
+            widget = ipywidgets.Label(note)
         if isinstance(widget, RequestWidget):
             widget._linked = True
             widget.observe(self._on_link, names="link")
