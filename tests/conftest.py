@@ -34,3 +34,12 @@ def make_logdir(tmp_path: Path):
         return logdir
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_profile_cache():
+    """Each test decodes its own profiles: tests patch decoders and settings between opens, and
+    a profile an earlier test left alive must not answer for theirs."""
+    from xprof_widgets.profile.cache import PROFILES
+
+    PROFILES.clear()

@@ -1,7 +1,8 @@
 """XProf's profiler tools as notebook widgets.
 
     import xprof_widgets as xw
-    xw.TraceViewer(logdir)
+    tv = xw.TraceViewer(logdir)   # every widget on these files shares one decoded profile
+    xw.close(tv.profile)          # frees it for good
 
 Public names load on first use so that `import xprof_widgets` stays cheap (no jax, no bokeh).
 """
@@ -16,6 +17,7 @@ from .tools import TOOLS
 
 _LAZY = {
     "open_profile": ".profile.open",
+    "close": ".profile.open",
     "Profile": ".profile.model",
     "Profiler": ".widgets.profiler",
     "compare": ".widgets.compare",
@@ -39,6 +41,7 @@ __all__ = [
     "Profiler",
     "RooflineModel",
     "TraceViewer",
+    "close",
     "compare",
     "load_ipython_extension",
     "open_profile",

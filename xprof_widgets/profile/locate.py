@@ -38,6 +38,11 @@ _EXPECTED_FILES = (f"an {XPLANE_SUFFIX} or a Chrome trace (.json or .json.gz hol
 REMOTE_TIMEOUT_S = 20.0
 """The longest wait for one remote listing or probe; reading a profile's bytes has no limit."""
 DNS_TIMEOUT_S = 5.0
+REMOTE_VERSION_FIELDS = ("mtime", "modified", "updated", "LastModified", "last_modified",
+                         "created", "generation", "VersionId", "version_id", "ETag", "etag",
+                         "md5Hash", "crc32c")
+"""Fields of an fsspec `info` that change when a file is written again (local, memory, GCS, S3,
+Azure, HTTP name them differently)."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,24 @@ class FileSystem:
                 return f.read(size)
         except OSError as exc:
             raise ProfileError(f"{path}: cannot be read ({exc}).") from exc
+
+    def version(self, path: str) -> tuple | None:
+        """What tells this file's contents from a later write's, without reading it: (resolved
+        path, size, mtime in ns, inode) on a local disk; on a remote store the URL, the size and
+        whichever of REMOTE_VERSION_FIELDS its `info` gives. None where nothing identifies a
+        version (a remote rewrite of the same size could not be told apart)."""
+        if not self.remote:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                return None
+            return os.path.realpath(path), stat.st_size, stat.st_mtime_ns, stat.st_ino
+        try:
+            info = self._call(path, self.fs.info, path)
+        except _NotThere:
+            return None
+        stamps = tuple((k, str(info[k])) for k in REMOTE_VERSION_FIELDS if info.get(k) is not None)
+        return (self.url(path), info.get("size"), stamps) if stamps else None
 
     def read(self, path: str) -> bytes:
         if self.remote:

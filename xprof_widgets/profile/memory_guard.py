@@ -7,12 +7,17 @@ nearly triple the events; real TPU and GPU files need 3-8x), Chrome JSON about 1
 compared with the memory the kernel can still take: MemAvailable (/proc/meminfo; psutil elsewhere), no
 more than a cgroup limit leaves, with headroom for everything else the kernel holds.
 
+What the kernel already holds is counted as it is: the available memory is what is left beside
+it, and a profile it holds is not decoded again (profile/cache.py), so reopening one is never
+judged; only a new decode is. Before refusing one, profiles nothing holds any more are collected.
+
 `XPROF_WIDGETS_MEMORY_LIMIT` sets the memory counted as available (bytes, or `512MB`, `2GiB`,
 ...), `off` turns the guard off.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Sequence
@@ -37,6 +42,9 @@ def check_memory(fs: FileSystem, files: Sequence[HostFile], where: str) -> None:
     if available is None:
         return
     need = estimate_bytes(fs, files)
+    if need > available * HEADROOM:
+        gc.collect()  # profiles no one holds any more (each refers to its trace index and back)
+        available = available_bytes() or available
     if need <= available * HEADROOM:
         return
     hosts = ", ".join(f.host for f in files[:4]) + (", ..." if len(files) > 4 else "")

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
+from .cache import PROFILES
 from .clock import start_time_ns, wall_offset_ns
 from .trace_data import HostTrace
 
@@ -340,7 +341,26 @@ class Profile:
                                    f"{exc}") from exc
         return cache[pid]
 
+    # ---- releasing -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Frees the decoded data for good: the kernel's shared copy (profile/cache.py) goes
+        now, not when the last widget showing it does; the next open decodes the files again.
+        Using this profile afterwards raises a ProfileError."""
+        PROFILES.forget(self)
+        kept = {"source": self.source, "run": self.run, "_closed": True}
+        self.__dict__.clear()  # columns, tables, the trace index and analyses in `memo`
+        self.__dict__.update(kept)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names not set: after `close`, every one of the data's.
+        if self.__dict__.get("_closed"):
+            raise ProfileError(f"{self.source}: this profile was closed (xw.close) and its data "
+                               f"freed; open it again with xw.open_profile({self.source!r}).")
+        raise AttributeError(f"'Profile' object has no attribute {name!r}")
+
     def __repr__(self) -> str:
+        if self.__dict__.get("_closed"):
+            return f"<Profile {self.source!r} run={self.run!r} closed>"
         kinds = self.sections["kind"].value_counts().to_dict()
         return (f"<Profile {self.source!r} run={self.run!r} hosts={len(self.hosts)} "
                 f"sections={kinds} tracks={len(self.tracks)} events={self.n_events:,} "

@@ -1,4 +1,4 @@
-"""`open_profile`: from a path or URL to a decoded `Profile`."""
+"""`open_profile`: from a path or URL to a decoded `Profile`, shared in the kernel; `close`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfileError
+from .cache import PROFILES, cache_key
 from .locate import HostFile, find_runs, runs_table
 from .memory_guard import check_memory
 from .model import Profile
@@ -26,12 +27,14 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
     gzipped or not, whatever its name (`trace.json`, `rank-0.json.gz`, `*.pt.trace.json`).
 
     The newest run is opened unless `run` names one; every host of the run is opened unless
-    `host` picks one or several. An opened `Profile` is returned as it is.
+    `host` picks one or several. An opened `Profile` is returned as it is, and so is the
+    kernel's profile of the same files while anything holds it: every widget and call on them
+    shares one decode (profile/cache.py) until a file changes or `xw.close` releases it.
 
     With `client`, a `dask.distributed.Client`, every host is decoded on a Dask worker and stays
     there: the result is a `PodProfile` (xprof_widgets.pod, docs/pod.md) and the kernel holds
     only tables. Without it, a run too large for the kernel's memory is refused before decoding
-    (profile/memory_guard.py).
+    (profile/memory_guard.py); reopening a profile the kernel holds costs nothing.
     """
     if isinstance(path, Profile) or _is_pod(path):
         return path
@@ -55,9 +58,23 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
     if client is not None:
         from ..pod.profile import open_pod
         return open_pod(client, files, source=path, run=chosen.run, runs=runs_table(runs))
-    check_memory(fs, files, chosen.path)
-    traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
-    return Profile(traces, source=path, run=chosen.run, runs=runs_table(runs))
+    runs_found = runs_table(runs)
+
+    def decode() -> Profile:
+        check_memory(fs, files, chosen.path)
+        traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
+        return Profile(traces, source=path, run=chosen.run, runs=runs_found)
+
+    profile = PROFILES.shared(cache_key(fs, files), decode)
+    # A shared profile is labelled by its latest opening: the suite's pickers read these.
+    profile.source, profile.run, profile.runs = path, chosen.run, runs_found
+    return profile
+
+
+def close(profile: Profile | PodProfile) -> None:
+    """Releases an opened profile for good (`Profile.close`): the kernel drops its data now,
+    not when the last widget showing it goes, and the next open decodes the files again."""
+    profile.close()
 
 
 def _is_pod(value: Any) -> bool:

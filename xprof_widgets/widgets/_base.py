@@ -89,6 +89,16 @@ class RequestWidget(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.on_msg(self._on_custom_message)
 
+    def close(self) -> None:
+        """Closes the comm and lets go of the profile and what the views were sent, so that a
+        profile no other widget or variable holds can be freed (profile/cache.py)."""
+        super().close()
+        self._release()
+
+    def _release(self) -> None:
+        """Drops this widget's hold on its data; widgets with view state drop that too."""
+        self.__dict__.pop("profile", None)
+
     @traitlets.default("_bokeh_version")
     def _default_bokeh_version(self) -> str:
         return _bokeh.bokeh_js_version()

@@ -86,6 +86,10 @@ class TraceViewer(RequestWidget):
         self.profile = profile
         self._sent: OrderedDict[str, StringTracker] = OrderedDict()
 
+    def _release(self) -> None:
+        super()._release()
+        self.__dict__.pop("_sent", None)  # the names each view was sent
+
     # ---- the index --------------------------------------------------------------------------
     @property
     def index(self) -> TraceIndex:
