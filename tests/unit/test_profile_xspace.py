@@ -220,9 +220,9 @@ def test_events_whose_metadata_is_missing_get_a_placeholder_name(tmp_path):
 
 
 def test_framework_rows_above_the_limit_are_left_out_with_a_warning(tpu_path, monkeypatch):
-    from xprof_widgets.profile import xspace
+    from xprof_widgets.profile import xspace_derived
 
-    monkeypatch.setattr(xspace, "FRAMEWORK_ROWS_LIMIT", 1000)  # the fixture has 6,013 op events
+    monkeypatch.setattr(xspace_derived, "FRAMEWORK_ROWS_LIMIT", 1000)  # the fixture: 6,013 ops
     profile = xw.open_profile(tpu_path)
     assert "Framework Ops" not in set(profile.tracks["name"]) and not profile.derived.any()
     assert any("were not derived" in w and "XPROF_WIDGETS_FRAMEWORK_ROWS=always" in w

@@ -13,7 +13,8 @@
 - XLA rows of GPU streams: `XLA Modules - from #N` and `XLA Ops - from #N` after each stream,
   built from its kernels' `hlo_module` and `hlo_op` stats (see `gpu_stream_rows`).
 
-All work on one file's columns while it is decoded (events grouped by line, not yet sorted).
+All work on one file's columns while it is decoded (events grouped by line, not yet sorted);
+xspace_derived.py decides which planes get which, and keeps a failing one from the rest.
 """
 
 from __future__ import annotations
@@ -45,35 +46,45 @@ class MetadataRows:
         self.stats.append(stats or {})
         return len(self.names) - 1
 
+    def truncate(self, size: int) -> None:
+        """Takes back the rows added after the table had `size` (a family that failed)."""
+        for column in (self.names, self.display_names, self.sections, self.stats):
+            del column[size:]
 
-def name_steps(meta_rows: np.ndarray, roots: np.ndarray, step_num: np.ndarray,
-               rows: MetadataRows) -> None:
-    """Renames step roots (event indices `roots`, their `step_num` values) in place."""
+
+def step_rows(roots: np.ndarray, step_num: np.ndarray, rows: MetadataRows) -> np.ndarray:
+    """The metadata row of each step root (`roots`: their metadata rows) once it is named
+    `<name> <step_num>`; rows made once per name and number."""
     renamed: dict[tuple[int, int], int] = {}
-    for event, number in zip(roots.tolist(), step_num.tolist(), strict=True):
-        row = int(meta_rows[event])
-        key = (row, number)
-        if key not in renamed:
-            renamed[key] = rows.add(f"{rows.names[row]} {number}", rows.sections[row],
-                                    rows.stats[row])
-        meta_rows[event] = renamed[key]
+    out = np.empty(roots.shape[0], np.int64)
+    for k, (row, number) in enumerate(zip(roots.tolist(), step_num.tolist(), strict=True)):
+        if (row, number) not in renamed:
+            renamed[row, number] = rows.add(f"{rows.names[row]} {number}", rows.sections[row],
+                                            rows.stats[row])
+        out[k] = renamed[row, number]
+    return out
 
 
-def threadpool_regions(meta_rows: np.ndarray, start: np.ndarray, group: np.ndarray,
-                       rows: MetadataRows) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                    np.ndarray]:
-    """Region slices for StartRegion/StopRegion pairs: (start, duration, group, metadata row)."""
+def region_marks(rows: MetadataRows) -> np.ndarray:
+    """Per metadata row: 1 for a region start, 2 for a stop, 0 for other events."""
     names = np.asarray(rows.names, dtype=object)
-    is_start = names == REGION_START
-    is_stop = names == REGION_STOP
-    marks = np.flatnonzero(is_start[meta_rows] | is_stop[meta_rows])
+    return (names == REGION_START).astype(np.int8) + 2 * (names == REGION_STOP)
+
+
+def threadpool_regions(marks: np.ndarray, meta_rows: np.ndarray, start: np.ndarray,
+                       group: np.ndarray, rows: MetadataRows
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Region slices for StartRegion/StopRegion pairs (`marks`: `region_marks`): (start,
+    duration, group, metadata row)."""
+    kind = marks[meta_rows]
+    events = np.flatnonzero(kind)
     empty = np.empty(0, np.int64)
-    if not marks.shape[0]:
+    if not events.shape[0]:
         return empty, empty, empty, empty
-    marks = marks[np.lexsort((start[marks], group[marks]))]
-    opens = is_start[meta_rows[marks]]
-    pair = np.flatnonzero(opens[:-1] & ~opens[1:] & (group[marks[:-1]] == group[marks[1:]]))
-    first, last = marks[pair], marks[pair + 1]
+    events = events[np.lexsort((start[events], group[events]))]
+    opens = kind[events] == 1
+    pair = np.flatnonzero(opens[:-1] & ~opens[1:] & (group[events[:-1]] == group[events[1:]]))
+    first, last = events[pair], events[pair + 1]
     region_rows: dict[int, int] = {}
     out_rows = np.empty(first.shape[0], np.int64)
     for k, row in enumerate(meta_rows[first].tolist()):
@@ -234,7 +245,7 @@ def _merged_levels(keys: np.ndarray, events: np.ndarray, start: np.ndarray,
     parts: list[tuple[np.ndarray, ...]] = []
     new_above = np.zeros(n, bool) if reset is None else reset.copy()
     parent_run = None
-    for level in range(levels):
+    for level in range(levels if n else 0):  # no events (a stream without hlo_module): none
         key = keys[:, level]
         present = key >= 0
         new = new_above | ~present | (module < 0)  # outside a module run: each op alone
@@ -339,7 +350,10 @@ def host_offload_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarra
     out = []
     for row in range(len(frontiers)):
         mine = [s for s in slices if s[0] == row]
-        meta = [metas.setdefault(n, rows.add(n, section)) for _, _, _, n in mine]
+        for _, _, _, n in mine:
+            if n not in metas:  # one metadata row per name, not per slice
+                metas[n] = rows.add(n, section)
+        meta = [metas[n] for _, _, _, n in mine]
         out.append(DerivedRow(HOST_OFFLOAD_ROW.format(row), _HOST_OFFLOAD_FIRST_ID + row,
                               np.array([b for _, b, _, _ in mine], np.int64),
                               np.array([e - b for _, b, e, _ in mine], np.int64),

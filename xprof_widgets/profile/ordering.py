@@ -4,8 +4,10 @@ XProf numbers each shown plane (a trace "process") and sorts by that number: dev
 (GPU planes, or TPU planes when there is no GPU) at 1 + the plane's id, custom planes at 501 +
 id, then the `/host:CPU` planes in name order from 701. Inside a plane, counters come first (its
 trace viewer draws a process's counters above its threads), then lines (trace "threads") by their
-display id, else their id, read as a uint32; on GPU planes XProf first renumbers the streams,
-compute streams first, then by event count, busiest first. Planes XProf does not show (the
+display id, else their id, read as a uint32. Where XProf derives the rows of GPU streams (a file
+not grouped yet, see xspace_derived.already_grouped) it first renumbers the streams, compute
+streams first, then by event count, busiest first, each followed by its derived rows; in a file
+its profiler grouped (TensorFlow 2's) the streams keep their ids. Planes XProf does not show (the
 Python tracer, CUPTI, task environment) follow here, by name: we keep their events visible.
 """
 

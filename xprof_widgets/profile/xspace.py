@@ -7,7 +7,6 @@ alone. The parsed message tree never holds events, and nothing of it outlives th
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -17,23 +16,11 @@ from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
 from . import _wire
-from .derived import (
-    DerivedRow,
-    MetadataRows,
-    framework_rows,
-    gpu_stream_rows,
-    host_offload_rows,
-    name_steps,
-    offload_metadata,
-    threadpool_regions,
-)
+from .derived import MetadataRows
 from .ordering import (
     GPU_PREFIX,
-    GPU_STREAM_STRIDE,
-    HOST_THREADS,
     INTERNAL_EVENTS,
     gpu_line_keys,
-    is_derived_line,
     line_sort_key,
     plane_kind,
     plane_sort_keys,
@@ -41,6 +28,14 @@ from .ordering import (
 from .schema import XEvent, XPlane, XSpace
 from .stats import stats_dict, unpack_flow
 from .trace_data import HostTrace, Section, Track
+from .xspace_derived import (
+    Decoding,
+    already_grouped,
+    core_rows,
+    name_step_roots,
+    regions,
+    stream_rows,
+)
 
 _WIRE_ERRORS = {
     _wire.ERR_TRUNCATED: "a field runs past the end of the data (truncated or corrupt file)",
@@ -54,8 +49,6 @@ _COUNTER_LINES = {"_counters_", "LLO Utilization"}
 """Lines whose events are counter samples: `_counters_`, and the utilization of each execution
 unit that TPU custom-call tracing writes (XProf 2.24's trace viewer draws the latter as instants;
 its newer one, as counters)."""
-_TENSOR_CORE = re.compile(r"/device:TPU:\d+")
-_XLA_MODULES = "XLA Modules"
 _UINT64 = (1 << 64) - 1
 
 
@@ -79,11 +72,26 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
 
     if len(data) < 2**32 - 1:  # a file under 4 GiB needs 4 bytes per record offset, not 8
         record = record.astype(np.uint32)
-    space = _parse_header(XSpace, data, spans[spans[:, 0] == -1], source)
-    headers = [_parse_header(XPlane, data, spans[spans[:, 0] == k], source)
-               for k in range(n_planes)]
+    warnings: list[str] = []
+    space, why = _parse_header(XSpace, data, spans[spans[:, 0] == -1])
+    if why:
+        warnings.append(f"{source}: the errors and warnings the profiler wrote were left out: "
+                        f"they do not parse ({why}).")
+    headers, unreadable = [], []
+    for k in range(n_planes):
+        plane, why = _parse_header(XPlane, data, spans[spans[:, 0] == k])
+        if why:
+            plane.name = f"<plane {k}, unreadable>"
+            unreadable.append(k)
+            warnings.append(f"{source}: plane {k} was left out with its events: its name or "
+                            f"metadata do not parse ({why}).")
+        headers.append(plane)
+    if unreadable:
+        on_plane = np.repeat(lines[:, 0], lines[:, 6] - lines[:, 5])
+        lines, (meta, offset, duration, record) = _kept(
+            lines, ~np.isin(on_plane, unreadable), (meta, offset, duration, record))
     return _assemble(data, source, host, space, headers, planes[:, 0].copy(), lines, line_names,
-                     meta, offset, duration, record)
+                     meta, offset, duration, record, warnings)
 
 
 def _scan(buf: np.ndarray, out: tuple | None, source: str) -> tuple:
@@ -104,19 +112,21 @@ def _scan(buf: np.ndarray, out: tuple | None, source: str) -> tuple:
     return result
 
 
-def _parse_header(message_class: Any, data: bytes, spans: np.ndarray, source: str) -> Any:
+def _parse_header(message_class: Any, data: bytes, spans: np.ndarray) -> tuple[Any, str]:
+    """The message in a header's bytes, or an empty one and why not (a name that is not
+    UTF-8, say): that part of the file is left out, not the file."""
     raw = b"".join(data[s:e] for _, s, e in spans)
     try:
-        return message_class.FromString(raw)
+        return message_class.FromString(raw), ""
     except DecodeError as exc:
-        raise ProfileError(f"{source}: a plane header does not parse as XSpace ({exc}). The file "
-                           "is corrupt; capture the profile again.") from exc
+        return message_class(), str(exc) or "corrupt"
 
 
 def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
               plane_starts: np.ndarray, lines: np.ndarray,
               line_names: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
-              duration: np.ndarray, record: np.ndarray) -> HostTrace:
+              duration: np.ndarray, record: np.ndarray, warnings: list[str]) -> HostTrace:
+    warnings = [*space.errors, *space.warnings, *warnings]
     sections: list[Section] = []
     section_of_plane: dict[int, int] = {}
     names: list[str] = []
@@ -167,31 +177,39 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         start[lines[k, 5]:lines[k, 6]] += shift_ps[k]
     rows = MetadataRows(names, display_names, meta_section, meta_stats)
     group = np.repeat(np.arange(lines.shape[0], dtype=np.int32) * 2, lines[:, 6] - lines[:, 5])
-    _name_step_roots(XSpaceDetails(data, record, plane_starts, stat_names, source), headers,
-                     lines, meta_rows, rows)
-    r_start, r_duration, r_group, r_rows = threadpool_regions(meta_rows, start, group, rows)
-    if r_start.shape[0]:  # derived slices have no record in the file
-        start = np.concatenate([start, r_start])
-        duration = np.concatenate([duration, r_duration])
-        meta_rows = np.concatenate([meta_rows, r_rows])
-        group = np.concatenate([group, r_group])
-        record = np.concatenate([record, np.full(r_start.shape[0], _no_record(record), record.dtype)])
+    text_of_lines = [_line_name(data, line_names, k) for k in range(lines.shape[0])]
+    derives = not already_grouped(stat_names)
+    decoding = Decoding(source, headers, lines, text_of_lines,
+                        XSpaceDetails(data, record, plane_starts, stat_names, source), start,
+                        duration, meta_rows, rows, section_of_plane, warnings)
+    r_start = np.empty(0, np.int64)
+    if derives:
+        name_step_roots(decoding)
+        r_start, r_duration, r_group, r_rows = regions(decoding, group)
+        if r_start.shape[0]:  # derived slices have no record in the file
+            start = np.concatenate([start, r_start])
+            duration = np.concatenate([duration, r_duration])
+            meta_rows = np.concatenate([meta_rows, r_rows])
+            group = np.concatenate([group, r_group])
+            record = np.concatenate([record, np.full(r_start.shape[0], _no_record(record),
+                                                     record.dtype)])
     # Each line becomes a track of the events XProf draws, plus one of the events it keeps
     # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
     internal = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))[meta_rows]
     group += internal
-    line_keys = _line_keys(headers, lines, line_names, data)
-    rows_of_tracks = [(int(lines[k, 0]), _line_name(data, line_names, k) or
-                       f"line {int(lines[k, 1])}", line_keys[k], hidden, int(lines[k, 1]))
+    line_keys = _line_keys(headers, lines, text_of_lines, renumber_gpu=derives)
+    rows_of_tracks = [(int(lines[k, 0]), text_of_lines[k] or f"line {int(lines[k, 1])}",
+                       line_keys[k], hidden, int(lines[k, 1]))
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
     counters = _split_counters(rows_of_tracks, lines, group, meta_rows, display_names)
-    scan = XSpaceDetails(data, record, plane_starts, stat_names, source)
-    derived, note = _framework_rows(scan, headers, lines, line_names, data, start, duration,
-                                    meta_rows, rows, section_of_plane)
-    gpu_derived, gpu_note = _gpu_rows(scan, headers, lines, start, duration, meta_rows, rows,
-                                      section_of_plane, line_keys)
-    derived += gpu_derived
-    note = " ".join(filter(None, [note, gpu_note]))
+    derived: list = []
+    if derives:
+        decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source)
+        decoding.start, decoding.duration, decoding.meta_rows = start, duration, meta_rows
+        for made, note in (core_rows(decoding), stream_rows(decoding, line_keys)):
+            derived += made
+            if note:
+                warnings.append(f"{source}: {note}")
     if derived:  # rows XProf derives get tracks of their own, after the file's
         first = len(rows_of_tracks)
         rows_of_tracks += [(plane_index, row.name, key, 0, row.line_id)
@@ -227,7 +245,6 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
     counter_values = _counter_values(tracks, details, start.shape[0])
-    warnings = list(space.errors) + list(space.warnings) + ([f"{source}: {note}"] if note else [])
     if dropped:
         warnings.append(f"{source}: skipped {dropped} events whose times do not fit: a negative "
                         "duration, or a start or end more than 26 days from the other events.")
@@ -265,181 +282,20 @@ def _line_name(data: bytes, line_names: np.ndarray, k: int) -> str:
     return data[ds:de].decode("utf-8", "replace") or data[ns:ne].decode("utf-8", "replace")
 
 
-def _line_keys(headers: list, lines: np.ndarray, line_names: np.ndarray,
-               data: bytes) -> list[int]:
-    """Each line's place in its plane, as XProf's trace viewer orders them."""
+def _line_keys(headers: list, lines: np.ndarray, names: list[str],
+               renumber_gpu: bool) -> list[int]:
+    """Each line's place in its plane, as XProf's trace viewer orders them: by display id,
+    else id; GPU streams renumbered as XProf does where it derives their rows."""
     keys = [line_sort_key(int(lines[k, 1]), int(lines[k, 2])) for k in range(lines.shape[0])]
     for p, plane in enumerate(headers):
-        if not plane.name.startswith(GPU_PREFIX):
+        if not renumber_gpu or not plane.name.startswith(GPU_PREFIX):
             continue
         own = np.flatnonzero(lines[:, 0] == p).tolist()
-        described = [(int(lines[k, 1]), int(lines[k, 2]), _line_name(data, line_names, k),
+        described = [(int(lines[k, 1]), int(lines[k, 2]), names[k],
                       int(lines[k, 6] - lines[k, 5])) for k in own]
         for k, key in zip(own, gpu_line_keys(described), strict=True):
             keys[k] = key
     return keys
-
-
-FRAMEWORK_ROWS_LIMIT = 2_000_000
-"""Up to this many TPU op events a file gets XProf's framework rows (they add about one slice
-per op and row, as many events again); above it they are left out unless
-XPROF_WIDGETS_FRAMEWORK_ROWS=always, and a warning says so."""
-
-
-def _framework_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray,
-                    line_names: np.ndarray, data: bytes, start: np.ndarray,
-                    duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
-                    section_of_plane: dict[int, int]
-                    ) -> tuple[list[tuple[int, DerivedRow, int]], str]:
-    """The framework rows XProf derives for each TPU core (TensorCore planes only), with each
-    op attributed to the run of its `XLA Modules` event; and a note when they were left out."""
-    cores = {p: np.flatnonzero(lines[:, 0] == p).tolist() for p, plane in enumerate(headers)
-             if _TENSOR_CORE.fullmatch(plane.name)}
-    n_ops = sum(int(lines[k, 6] - lines[k, 5]) for own in cores.values() for k in own)
-    note = _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, Source "
-                         "code and Host Offload Ops rows")
-    if note is not None:
-        return [], note
-    out = []
-    offload = offload_metadata(rows)
-    for p, own in cores.items():
-        if not own:
-            continue
-        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own])
-        if not events.shape[0]:
-            continue
-        out += [(p, row, row.line_id) for row in _host_offload_rows(
-            scan, events[offload[meta_rows[events]]], start, duration, meta_rows, rows,
-            section_of_plane[p])]
-        events = events[np.lexsort((-duration[events], start[events]))]
-        modules = np.concatenate([np.arange(lines[k, 5], lines[k, 6]) for k in own
-                                  if _line_name(data, line_names, k) == _XLA_MODULES] or
-                                 [np.empty(0, np.int64)])
-        modules = modules[np.argsort(start[modules], kind="stable")]
-        module = np.full(events.shape[0], -1)
-        if modules.shape[0]:
-            at = np.searchsorted(start[modules], start[events], side="right") - 1
-            ends = (start + duration)[modules][np.maximum(at, 0)]
-            module = np.where((at >= 0) & (start[events] <= ends), at, -1)
-        is_async = scan.stat_ints(events, "_a")[0]
-        out += [(p, row, row.line_id) for row in framework_rows(
-            events, start, duration, meta_rows, module, is_async, rows, section_of_plane[p])]
-    return out, ""
-
-
-def _gpu_rows(scan: XSpaceDetails, headers: list, lines: np.ndarray, start: np.ndarray,
-              duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
-              section_of_plane: dict[int, int], line_keys: list[int]
-              ) -> tuple[list[tuple[int, DerivedRow, int]], str]:
-    """The XLA rows XProf derives after each GPU stream, from its kernels (events with
-    `kernel_details`, or CUDA graph launches); each row's sort key places it after its stream.
-    Up to FRAMEWORK_ROWS_LIMIT kernels, like the TPU framework rows."""
-    streams = [(p, k) for p, plane in enumerate(headers) if plane.name.startswith(GPU_PREFIX)
-               for k in np.flatnonzero(lines[:, 0] == p).tolist()
-               if not is_derived_line(int(lines[k, 1]))]
-    if not streams:
-        return [], ""
-    note = _rows_refused(sum(int(lines[k, 6] - lines[k, 5]) for _, k in streams),
-                         "GPU stream events", "XLA Modules and XLA Ops rows of GPU streams")
-    if note is not None:
-        return [], note
-    out = []
-    group_of = _plane_groups(scan, lines, start, duration, {p for p, _ in streams})
-    for p, k in streams:
-        events = np.arange(lines[k, 5], lines[k, 6])
-        events = events[np.lexsort((-duration[events], start[events]))]
-        kernel = scan.has_stat(events, "kernel_details") | _meta_has(rows, meta_rows[events],
-                                                                     "kernel_details")
-        kernel |= scan.has_stat(events, "cuda_graph_exec_id")
-        events = events[kernel]
-        if not events.shape[0]:
-            continue
-        module = _text_stat(scan, rows, meta_rows, events, "hlo_module")
-        op = _text_stat(scan, rows, meta_rows, events, "hlo_op")
-        present, program = scan.stat_ints(events, "program_id")
-        group = pd.factorize(group_of[events])[0].astype(np.int64)
-        key = line_keys[k]
-        derived = gpu_stream_rows(events, start, duration, module,
-                                  np.where(present, program.view(np.int64), -1), op, group,
-                                  rows, section_of_plane[p], int(lines[k, 1]),
-                                  key // GPU_STREAM_STRIDE - 1)
-        out += [(p, row, key + 1 + i) for i, row in enumerate(derived)]
-    return out, ""
-
-
-def _host_offload_rows(scan: XSpaceDetails, events: np.ndarray, start: np.ndarray,
-                       duration: np.ndarray, meta_rows: np.ndarray, rows: MetadataRows,
-                       section: int) -> list[DerivedRow]:
-    """The Host Offload Ops rows of one TPU core, from its host offload ops (`events`)."""
-    # At one instant the shorter first (a copy's start, an instant, before a done that
-    # begins with it, so they pair as XProf pairs them), then the later in the file: the
-    # order that also packs the rows as XProf does on the real TPU profile.
-    events = events[np.lexsort((-events, duration[events], start[events]))]
-    events = events[~(scan.has_stat(events, "_a") | _meta_has(rows, meta_rows[events], "_a"))]
-    return host_offload_rows(events, start, duration, meta_rows, rows, section)
-
-
-def _rows_refused(n_events: int, counted: str, what: str) -> str | None:
-    """None when rows are derived (XPROF_WIDGETS_FRAMEWORK_ROWS: auto, always or never), else
-    why not: "" when turned off, a note when the file is too large for them."""
-    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
-    if wanted == "never":
-        return ""
-    if wanted != "always" and n_events > FRAMEWORK_ROWS_LIMIT:
-        return (f"the {what} were not derived: {n_events:,} {counted} (over "
-                f"{FRAMEWORK_ROWS_LIMIT:,}) would double the memory the trace takes; set "
-                "XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
-    return None
-
-
-def _plane_groups(scan: XSpaceDetails, lines: np.ndarray, start: np.ndarray,
-                  duration: np.ndarray, planes: set[int]) -> np.ndarray:
-    """Each event's `group_id` on the given planes (-1 for none), where an event without one
-    takes the one before it in the plane's time order, as XProf groups GPU events before it
-    derives their rows."""
-    group_of = np.full(start.shape[0], -1, np.int64)
-    for p in planes:
-        events = np.concatenate([np.arange(lines[k, 5], lines[k, 6])
-                                 for k in np.flatnonzero(lines[:, 0] == p).tolist()])
-        events = events[np.lexsort((-duration[events], start[events]))]
-        present, value = scan.stat_ints(events, "group_id")
-        last = np.maximum.accumulate(np.where(present, np.arange(events.shape[0]), -1))
-        group_of[events] = np.where(last >= 0, value.view(np.int64)[np.maximum(last, 0)], -1)
-    return group_of
-
-
-def _meta_has(rows: MetadataRows, meta: np.ndarray, name: str) -> np.ndarray:
-    """Which events' metadata carry the stat."""
-    return np.fromiter((name in st for st in rows.stats), bool, len(rows.stats))[meta]
-
-
-def _text_stat(scan: XSpaceDetails, rows: MetadataRows, meta_rows: np.ndarray,
-               events: np.ndarray, name: str) -> np.ndarray:
-    """A text stat of each event, from the event or else its metadata ("" for none)."""
-    own = scan.stat_column(events, name)
-    from_meta = np.array([str(rows.stats[m].get(name, "")) for m in range(len(rows.stats))],
-                         dtype=object)[meta_rows[events]]
-    return np.where(own == None, from_meta, own.astype(str)).astype(object)  # elementwise
-
-
-def _name_step_roots(scan: XSpaceDetails, headers: list, lines: np.ndarray,
-                     meta_rows: np.ndarray, rows: MetadataRows) -> None:
-    """Names host step roots (`_r` with a `step_num`) `<name> <step_num>`, as XProf does."""
-    parts = []
-    for k, plane in enumerate(headers):
-        stat_names = set(scan.stat_names(k))
-        if not plane.name.startswith(HOST_THREADS) or not {"_r", "step_num"} <= stat_names:
-            continue
-        parts += [np.arange(lo, hi) for lo, hi in lines[lines[:, 0] == k][:, 5:7].tolist()]
-    if not parts:
-        return
-    events = np.concatenate(parts)
-    python_frames = np.fromiter((n.startswith("$") for n in rows.names), bool, len(rows.names))
-    events = events[~python_frames[meta_rows[events]]]
-    is_root, level = scan.stat_ints(events, "_r")
-    roots = events[is_root & (level != 0)]
-    numbered, step = scan.stat_ints(roots, "step_num")
-    name_steps(meta_rows, roots[numbered], step[numbered].view(np.int64), rows)
 
 
 _SCAN_CHUNK = 1 << 20
@@ -481,13 +337,22 @@ def _times_in_range(lines: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
     dropped = int(keep.shape[0] - np.count_nonzero(keep))
     if not dropped:
         return lines, near, (meta_ids, offset, duration, record), 0
+    lines, columns = _kept(lines, keep, (meta_ids, offset, duration, record))
+    return lines, near, columns, dropped
+
+
+def _kept(lines: np.ndarray, keep: np.ndarray, columns: tuple[np.ndarray, ...]
+          ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The event columns without the events `keep` leaves out, and the lines with their
+    event ranges renumbered."""
+    counts = lines[:, 6] - lines[:, 5]
     kept_per_line = np.add.reduceat(keep.astype(np.int64), lines[:, 5]) if keep.shape[0] else \
         np.zeros(lines.shape[0], np.int64)
     kept_per_line[counts == 0] = 0
     lines = lines.copy()
     lines[:, 6] = np.cumsum(kept_per_line)
     lines[:, 5] = lines[:, 6] - kept_per_line
-    return lines, near, (meta_ids[keep], offset[keep], duration[keep], record[keep]), dropped
+    return lines, tuple(column[keep] for column in columns)
 
 
 def _rows_of(ids: np.ndarray, rows: np.ndarray, wanted: np.ndarray, names: list,

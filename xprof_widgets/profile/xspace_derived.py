@@ -1,0 +1,283 @@
+"""Which planes of an XSpace being decoded get which rows XProf derives, each family isolated.
+
+derived.py makes each family from columns; this module picks the planes and events for it,
+once per plane. A family that fails on a plane (any exception) is left out of that plane with
+a warning naming the file, the plane and the rows, and everything else opens as if that family
+were turned off: degrade, don't die. A file its profiler already grouped gets none of them
+(`already_grouped`), as in XProf.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from .derived import (
+    DerivedRow,
+    MetadataRows,
+    framework_rows,
+    gpu_stream_rows,
+    host_offload_rows,
+    offload_metadata,
+    region_marks,
+    step_rows,
+    threadpool_regions,
+)
+from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
+
+if TYPE_CHECKING:
+    from .xspace import XSpaceDetails
+
+T = TypeVar("T")
+_TENSOR_CORE = re.compile(r"/device:TPU:\d+")
+_XLA_MODULES = "XLA Modules"
+_GROUP_ID = "group_id"
+FRAMEWORK_ROWS_LIMIT = 2_000_000
+"""Up to this many TPU op events a file gets XProf's framework rows (they add about one slice
+per op and row, as many events again); above it they are left out unless
+XPROF_WIDGETS_FRAMEWORK_ROWS=always, and a warning says so. GPU stream rows share it."""
+
+
+def already_grouped(stat_names: list[dict[int, str]]) -> bool:
+    """Whether every plane declares a `group_id` stat. XProf 2.24 then takes the file as
+    grouped into steps by the profiler that wrote it (TensorFlow 2's profiler wrote its own
+    Steps and TensorFlow Ops rows so) and derives nothing: no step names, thread-pool regions
+    or derived rows, and GPU streams keep their own line ids for their order. (Found by
+    running it: one plane without the stat, an empty one even, makes it derive them all.)"""
+    return bool(stat_names) and all(_GROUP_ID in names.values() for names in stat_names)
+
+
+@dataclass
+class Decoding:
+    """One file's columns as the derived families read them while it is decoded."""
+
+    source: str
+    headers: list  # XPlane headers, no events
+    lines: np.ndarray  # the scanner's line table (plane, id, ..., first event, end event)
+    line_names: list[str]  # each line's display name, else its name
+    scan: XSpaceDetails
+    start: np.ndarray
+    duration: np.ndarray
+    meta_rows: np.ndarray
+    rows: MetadataRows
+    section_of_plane: dict[int, int]
+    warnings: list[str]
+
+    def own_lines(self, plane: int) -> list[int]:
+        return np.flatnonzero(self.lines[:, 0] == plane).tolist()
+
+    def plane_events(self, plane: int) -> slice:
+        """A plane's events: contiguous, as the scanner numbers events in file order."""
+        own = self.lines[self.lines[:, 0] == plane]
+        if not own.shape[0]:
+            return slice(0, 0)
+        return slice(int(own[:, 5].min()), int(own[:, 6].max()))
+
+    def isolated(self, plane: int, what: str, build: Callable[[], T], fallback: T) -> T:
+        """build(), or `fallback` and a warning when it fails; metadata rows it added are
+        taken back, so the rest decodes as if it had not run."""
+        size = len(self.rows.names)
+        try:
+            return build()
+        except Exception as exc:  # noqa: BLE001 - any failure of a family leaves only it out
+            self.rows.truncate(size)
+            self.warnings.append(f"{self.source}: plane {self.headers[plane].name}: the {what} "
+                                 f"were left out ({type(exc).__name__}: {exc})")
+            return fallback
+
+
+# ---- step names and thread-pool regions --------------------------------------------------------
+def name_step_roots(d: Decoding) -> None:
+    """Names host step roots (`_r` with a `step_num`) `<name> <step_num>`, as XProf does."""
+    for p, plane in enumerate(d.headers):
+        if plane.name.startswith(HOST_THREADS) and {"_r", "step_num"} <= set(d.scan.stat_names(p)):
+            roots, named = d.isolated(p, "step names", partial(_step_names, d, p), (None, None))
+            if roots is not None:
+                d.meta_rows[roots] = named
+
+
+def _step_names(d: Decoding, plane: int) -> tuple[np.ndarray, np.ndarray]:
+    mine = d.plane_events(plane)
+    events = np.arange(mine.start, mine.stop)
+    python_frames = np.fromiter((n.startswith("$") for n in d.rows.names), bool,
+                                len(d.rows.names))
+    events = events[~python_frames[d.meta_rows[events]]]
+    is_root, level = d.scan.stat_ints(events, "_r")
+    roots = events[is_root & (level != 0)]
+    numbered, step = d.scan.stat_ints(roots, "step_num")
+    roots = roots[numbered]
+    return roots, step_rows(d.meta_rows[roots], step[numbered].view(np.int64), d.rows)
+
+
+def regions(d: Decoding, group: np.ndarray) -> tuple[np.ndarray, ...]:
+    """XProf's ThreadpoolListener::Region slices of every plane: (start, duration, group,
+    metadata row)."""
+    marks = region_marks(d.rows)
+    parts = []
+    if marks.any():
+        for p in range(len(d.headers)):
+            mine = d.plane_events(p)
+            if mine.stop > mine.start:
+                parts.append(d.isolated(p, "thread-pool regions", partial(
+                    threadpool_regions, marks, d.meta_rows[mine], d.start[mine], group[mine],
+                    d.rows), None))
+    parts = [part for part in parts if part is not None]
+    if not parts:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty, empty
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+
+# ---- rows derived for TPU cores and GPU streams --------------------------------------------------
+def core_rows(d: Decoding) -> tuple[list[tuple[int, DerivedRow, int]], str]:
+    """The framework and host offload rows XProf derives for each TPU core (TensorCore planes
+    only), each op attributed to the run of its `XLA Modules` event; and a note when they
+    were left out. Rows come as (plane, row, sort key)."""
+    cores = {p: d.own_lines(p) for p, plane in enumerate(d.headers)
+             if _TENSOR_CORE.fullmatch(plane.name)}
+    n_ops = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in cores.values() for k in own)
+    note = _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, Source "
+                         "code and Host Offload Ops rows")
+    if note is not None:
+        return [], note
+    out = []
+    offload = offload_metadata(d.rows)
+    for p, own in cores.items():
+        mine = d.plane_events(p)
+        events = np.arange(mine.start, mine.stop)
+        if not events.shape[0]:
+            continue
+        out += d.isolated(p, "Host Offload Ops rows", partial(
+            _host_offload_rows, d, p, events[offload[d.meta_rows[events]]]), [])
+        out += d.isolated(p, "Framework Name Scope, Framework Ops and Source code rows",
+                          partial(_framework_rows, d, p, own, events), [])
+    return out, ""
+
+
+def _framework_rows(d: Decoding, plane: int, own: list[int],
+                    events: np.ndarray) -> list[tuple[int, DerivedRow, int]]:
+    start, duration = d.start, d.duration
+    events = events[np.lexsort((-duration[events], start[events]))]
+    modules = np.concatenate([np.arange(d.lines[k, 5], d.lines[k, 6]) for k in own
+                              if d.line_names[k] == _XLA_MODULES] or [np.empty(0, np.int64)])
+    modules = modules[np.argsort(start[modules], kind="stable")]
+    module = np.full(events.shape[0], -1)
+    if modules.shape[0]:
+        at = np.searchsorted(start[modules], start[events], side="right") - 1
+        ends = (start + duration)[modules][np.maximum(at, 0)]
+        module = np.where((at >= 0) & (start[events] <= ends), at, -1)
+    is_async = d.scan.stat_ints(events, "_a")[0]
+    rows = framework_rows(events, start, duration, d.meta_rows, module, is_async, d.rows,
+                          d.section_of_plane[plane])
+    return [(plane, row, row.line_id) for row in rows]
+
+
+def _host_offload_rows(d: Decoding, plane: int,
+                       events: np.ndarray) -> list[tuple[int, DerivedRow, int]]:
+    """The Host Offload Ops rows of one TPU core, from its host offload ops (`events`)."""
+    # At one instant the shorter first (a copy's start, an instant, before a done that
+    # begins with it, so they pair as XProf pairs them), then the later in the file: the
+    # order that also packs the rows as XProf does on the real TPU profile.
+    start, duration = d.start, d.duration
+    events = events[np.lexsort((-events, duration[events], start[events]))]
+    events = events[~(d.scan.has_stat(events, "_a") | _meta_has(d.rows, d.meta_rows[events],
+                                                                  "_a"))]
+    rows = host_offload_rows(events, start, duration, d.meta_rows, d.rows,
+                             d.section_of_plane[plane])
+    return [(plane, row, row.line_id) for row in rows]
+
+
+def stream_rows(d: Decoding, line_keys: list[int]) -> tuple[list[tuple[int, DerivedRow, int]], str]:
+    """The XLA rows XProf derives after each GPU stream, from its kernels (events with
+    `kernel_details`, or CUDA graph launches); each row's sort key places it after its stream.
+    Up to FRAMEWORK_ROWS_LIMIT kernels, like the TPU framework rows."""
+    planes = {p: [k for k in d.own_lines(p) if not is_derived_line(int(d.lines[k, 1]))]
+              for p, plane in enumerate(d.headers) if plane.name.startswith(GPU_PREFIX)}
+    if not any(planes.values()):
+        return [], ""
+    note = _rows_refused(sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in planes.values()
+                             for k in own),
+                         "GPU stream events", "XLA Modules and XLA Ops rows of GPU streams")
+    if note is not None:
+        return [], note
+    out = []
+    for p, streams in planes.items():
+        if streams:
+            out += d.isolated(p, "XLA Modules and XLA Ops rows", partial(
+                _plane_stream_rows, d, p, streams, line_keys), [])
+    return out, ""
+
+
+def _plane_stream_rows(d: Decoding, plane: int, streams: list[int],
+                       line_keys: list[int]) -> list[tuple[int, DerivedRow, int]]:
+    scan, rows, start, duration = d.scan, d.rows, d.start, d.duration
+    mine = d.plane_events(plane)
+    group_of = _plane_groups(d, mine)
+    out = []
+    for k in streams:
+        events = np.arange(d.lines[k, 5], d.lines[k, 6])
+        events = events[np.lexsort((-duration[events], start[events]))]
+        kernel = scan.has_stat(events, "kernel_details") | _meta_has(rows, d.meta_rows[events],
+                                                                     "kernel_details")
+        kernel |= scan.has_stat(events, "cuda_graph_exec_id")
+        events = events[kernel]
+        if not events.shape[0]:
+            continue
+        module = _text_stat(d, events, "hlo_module")
+        op = _text_stat(d, events, "hlo_op")
+        present, program = scan.stat_ints(events, "program_id")
+        group = pd.factorize(group_of[events - mine.start])[0].astype(np.int64)
+        key = line_keys[k]
+        derived = gpu_stream_rows(events, start, duration, module,
+                                  np.where(present, program.view(np.int64), -1), op, group,
+                                  rows, d.section_of_plane[plane], int(d.lines[k, 1]),
+                                  key // GPU_STREAM_STRIDE - 1)
+        out += [(plane, row, key + 1 + i) for i, row in enumerate(derived)]
+    return out
+
+
+def _rows_refused(n_events: int, counted: str, what: str) -> str | None:
+    """None when rows are derived (XPROF_WIDGETS_FRAMEWORK_ROWS: auto, always or never), else
+    why not: "" when turned off, a note when the file is too large for them."""
+    wanted = os.environ.get("XPROF_WIDGETS_FRAMEWORK_ROWS", "auto")
+    if wanted == "never":
+        return ""
+    if wanted != "always" and n_events > FRAMEWORK_ROWS_LIMIT:
+        return (f"the {what} were not derived: {n_events:,} {counted} (over "
+                f"{FRAMEWORK_ROWS_LIMIT:,}) would double the memory the trace takes; set "
+                "XPROF_WIDGETS_FRAMEWORK_ROWS=always to derive them.")
+    return None
+
+
+def _plane_groups(d: Decoding, mine: slice) -> np.ndarray:
+    """The `group_id` of each of a plane's events (-1 for none), where an event without one
+    takes the one before it in the plane's time order, as XProf groups GPU events before it
+    derives their rows."""
+    events = np.arange(mine.start, mine.stop)
+    events = events[np.lexsort((-d.duration[events], d.start[events]))]
+    present, value = d.scan.stat_ints(events, _GROUP_ID)
+    last = np.maximum.accumulate(np.where(present, np.arange(events.shape[0]), -1))
+    group_of = np.full(mine.stop - mine.start, -1, np.int64)
+    group_of[events - mine.start] = np.where(last >= 0,
+                                             value.view(np.int64)[np.maximum(last, 0)], -1)
+    return group_of
+
+
+def _meta_has(rows: MetadataRows, meta: np.ndarray, name: str) -> np.ndarray:
+    """Which events' metadata carry the stat."""
+    return np.fromiter((name in st for st in rows.stats), bool, len(rows.stats))[meta]
+
+
+def _text_stat(d: Decoding, events: np.ndarray, name: str) -> Any:
+    """A text stat of each event, from the event or else its metadata ("" for none)."""
+    own = d.scan.stat_column(events, name)
+    from_meta = np.array([str(st.get(name, "")) for st in d.rows.stats],
+                         dtype=object)[d.meta_rows[events]]
+    return np.where(own == None, from_meta, own.astype(str)).astype(object)  # elementwise
