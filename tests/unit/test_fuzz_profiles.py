@@ -29,7 +29,15 @@ from xprof_widgets.profile.schema import XSpace
 pytestmark = pytest.mark.decoding
 
 DATA = Path(__file__).parent.parent / "data"
-CHROME_FIXTURES = ("torch_tiny_mlp.pt.trace.json.gz", "jax_cpu_demo.trace.json.gz")
+CHROME_FIXTURES = (
+    "torch_tiny_mlp.pt.trace.json.gz", "jax_cpu_demo.trace.json.gz",
+    # real Kineto traces from elsewhere (tests/data/public): epoch microseconds as integers
+    # and as fractions, baseTimeNanoseconds, GPU processes named by labels or not at all
+    "public/hta/trace_compare/base/base.json.gz",
+    "public/hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "public/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "public/hta/triton_example/triton_example.json.gz",
+)
 XSPACE_FIXTURES = ("jax_cpu_demo.xplane.pb", "tpu_v6e_inference.xplane.pb")
 EXAMPLE_LIMIT_S = 30
 
@@ -131,7 +139,7 @@ def chrome_files(draw) -> tuple[str, bytes]:
     return name, data
 
 
-@_fuzz(120)
+@_fuzz(180)
 @given(chrome_files())
 def test_fuzzed_chrome_traces_open_or_are_refused(tmp_path_factory, file):
     name, data = file

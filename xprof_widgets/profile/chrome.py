@@ -28,6 +28,9 @@ from .chrome_time import ExactFloat, exact_us, is_number, parse_float, picosecon
 from .ordering import natural_key, plane_kind
 from .trace_data import HostTrace, Section, Track
 
+_DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
+                                "mtia_ccp_events"})
+"""Kineto's categories of work that runs on an accelerator: their process is a device."""
 _SLICE_PHASES = frozenset({"X", "B", "E", "i", "I", "n"})
 _FLOW_PHASES = frozenset({"s", "t", "f"})
 _EXPECTED = 'Expected a Chrome trace: {"traceEvents": [...]} or a JSON array of trace events.'
@@ -298,6 +301,7 @@ class _Builder:
         self.shift_ps = 0  # what the columns subtract from each exact time: the origin, floored
         self.process_names: dict[Any, str] = {}
         self.process_labels: dict[Any, str] = {}  # Kineto's `process_labels`: "GPU 0", "CPU"
+        self.device_pids: set = set()  # processes holding kernels, copies or memsets
         self.process_order: dict[Any, float] = {}
         self.thread_names: dict[tuple, str] = {}
         self.thread_order: dict[tuple, float] = {}
@@ -415,6 +419,9 @@ class _Builder:
                     self.drops.add("X event{s} with a negative dur", index)
                     return
                 raw_dur = raw
+        category = ev.get("cat")
+        if type(category) is str and category in _DEVICE_CATEGORIES:
+            self.device_pids.add(pid)
         self._row(self._track(key), raw_ts, raw_dur, name, pid, args, index)
 
     def _row(self, track: int, ts: Any, dur: Any, name: str, pid: Any, args: Any,
@@ -595,7 +602,8 @@ class _Builder:
             label = self.process_labels.get(pid, "")
             section_of_pid[pid] = len(sections)
             kind = plane_kind(name) if name.startswith("/") else (
-                "device" if _is_device(label) or _is_device(name) else "host")
+                "device" if pid in self.device_pids or _is_device(label) or _is_device(name)
+                else "host")
             sections.append(Section(name=name, kind=kind,
                                     sort_key=(pid not in self.process_order,
                                               self.process_order.get(pid, 0), kind != "device",

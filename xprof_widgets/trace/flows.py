@@ -6,7 +6,8 @@ Python object per event) over every slice event the first time flows are asked f
   consecutive events when the first sends (out, inout) and the second receives (in, inout).
 - producer/consumer stats: an event with `_p`=X, `_pt`=T flows to every event with `_c`=X,
   `_ct`=T (from the latest such producer that started before the consumer).
-- `correlation_id`: a launch on a host section flows to the device events with the same id.
+- `correlation_id` (Kineto: `correlation`): a launch on a host section flows to the device
+  events with the same id.
 - Chrome trace `s`/`t`/`f` flows, which the decoder already resolved (`Profile.flow_edges`).
 """
 
@@ -199,7 +200,11 @@ def _correlation_edges(profile: Profile, ranges: np.ndarray) -> tuple[np.ndarray
     if not ((sections["kind"] == "device") & ~sections["name"].str.startswith("/device:TPU")
             ).any():  # correlation ids tie host launches to GPU kernels; TPUs have none
         return _empty()
-    hit, ids = _hits(profile, ranges, "correlation_id")
+    # XProf's stat, and Kineto's arg on CUDA/HIP/MTIA runtime calls and the kernels, copies
+    # and memsets they launch (the `ac2g` flows some traces also write are the same edges)
+    found = [_hits(profile, ranges, name) for name in ("correlation_id", "correlation")]
+    hit = np.concatenate([events for events, _ in found])
+    ids = np.concatenate([values for _, values in found])
     if not hit.shape[0]:
         return _empty()
     kinds = profile.tracks["section_kind"].to_numpy()[profile.track_of(hit)]
