@@ -2,10 +2,6 @@
 // statistics and charts) and the host side (input time by category, the input-op table); data
 // from xprof_widgets/widgets/input_pipeline.py, asked for once after render.
 import { InputPipelineView } from "./view.js";
+import { noted } from "../lib/notes.js";
 
-export default {
-  render({ model, el }) {
-    const view = new InputPipelineView(model, el);
-    return () => view.dispose();
-  },
-};
+export default noted(InputPipelineView);

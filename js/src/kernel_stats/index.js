@@ -1,10 +1,6 @@
 // The KernelStats widget's front end: summary, a pie of the kernels with the most time and the
 // kernel table; data from xprof_widgets/widgets/kernel_stats.py.
 import { KernelStatsView } from "./view.js";
+import { noted } from "../lib/notes.js";
 
-export default {
-  render({ model, el }) {
-    const view = new KernelStatsView(model, el);
-    return () => view.dispose();
-  },
-};
+export default noted(KernelStatsView);

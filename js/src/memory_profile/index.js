@@ -2,10 +2,6 @@
 // allocator's summary, its memory timeline with a card for the hovered snapshot, and the
 // allocations live at the peak; data from xprof_widgets/widgets/memory_profile.py.
 import { MemoryProfileView } from "./view.js";
+import { noted } from "../lib/notes.js";
 
-export default {
-  render({ model, el }) {
-    const view = new MemoryProfileView(model, el);
-    return () => view.dispose();
-  },
-};
+export default noted(MemoryProfileView);

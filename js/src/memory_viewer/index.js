@@ -2,10 +2,6 @@
 // peak summary, memory over program order and the buffers live at the peak, with a card for the
 // hovered buffer; data from xprof_widgets/widgets/memory_viewer.py.
 import { MemoryViewerView } from "./view.js";
+import { noted } from "../lib/notes.js";
 
-export default {
-  render({ model, el }) {
-    const view = new MemoryViewerView(model, el);
-    return () => view.dispose();
-  },
-};
+export default noted(MemoryViewerView);

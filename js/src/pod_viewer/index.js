@@ -2,10 +2,6 @@
 // cores x steps, stragglers outlined), each step's breakdown on its slowest core, and the table
 // of every step and core; data from xprof_widgets/widgets/pod_viewer.py.
 import { PodViewerView } from "./view.js";
+import { noted } from "../lib/notes.js";
 
-export default {
-  render({ model, el }) {
-    const view = new PodViewerView(model, el);
-    return () => view.dispose();
-  },
-};
+export default noted(PodViewerView);
