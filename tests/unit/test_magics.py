@@ -223,7 +223,6 @@ def test_without_tool_the_suite_opens_the_logdir(shell, shown, logdir, monkeypat
 
 
 def test_without_tool_the_real_suite_shows(shell, shown, logdir):
-    pytest.importorskip("xprof_widgets.widgets.profiler")
     run(shell, f"%xprof {logdir}")
     [widget] = shown
     assert type(widget).__name__ == "Profiler" and widget.profile.run == NEW_RUN
@@ -319,7 +318,6 @@ def test_cell_without_logdir_uses_a_temporary_directory(shell, shown):
 
 
 def test_cell_without_tool_shows_the_suite_on_its_profile(shell, shown):
-    pytest.importorskip("xprof_widgets.widgets.profiler")
     run(shell, TINY_JIT.format(name="suite_fn"))
     run(shell, "%%xprof\n" + TINY_CELL.format(step="suite", name="suite_fn"))
     [widget] = shown

@@ -40,7 +40,11 @@ def test_a_profile_without_steps_says_how_to_mark_them(tpu_path):
 
 def test_the_overview_is_json_for_the_view(tpu_path):
     data = overview(xw.open_profile(tpu_path.parent / "synthetic_gpu.xplane.pb"))
-    json.dumps(jsonable(data.to_dict()), allow_nan=False)
+    content = jsonable(data.to_dict())
+    assert json.loads(json.dumps(content, allow_nan=False)) == content  # plain JSON values only
+    assert content["run"]["device_kind"] == "GPU" and content["run"]["devices"] == 4
+    assert len(content["top_ops"]) == 10 and content["steps"]["count"] > 0
+    assert type(content["run"]["flops_utilization"]) is float  # no numpy scalar left
 
 
 def test_the_widget_names_and_colours_step_parts_as_the_input_pipeline_does(tpu_path):

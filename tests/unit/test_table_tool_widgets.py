@@ -115,4 +115,6 @@ def test_the_registry_offers_each_tool_where_it_has_data():
     assert {"framework_op_stats", "hlo_stats"} <= cpu and not {"roofline", "kernel_stats"} & cpu
     tf = keys(DATA / "tf_keras_cpu_fast.xplane.pb")
     assert "framework_op_stats" in tf and not {"hlo_stats", "roofline", "kernel_stats"} & tf
-    assert tool("roofline").name == "RooflineModel" and xw.RooflineModel is not None
+    from xprof_widgets.widgets.hlo_stats import RooflineModel
+
+    assert tool("roofline").name == "RooflineModel" and xw.RooflineModel is RooflineModel
