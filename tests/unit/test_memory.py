@@ -285,5 +285,5 @@ def test_live_jax_profile(jax_cpu_profile):
     same = [m for m, data in protos.items() if m in recorded and _known(data) == _known(
         recorded[m])]  # fields outside our schema (fingerprints, ...) may differ between runs
     for module in same:
-        assert analyze_memory(protos[module]).summary["peak_mib"] == pytest.approx(
-            expected[f"{module}|HBM"]["peak_heap_mib"], rel=1e-3)
+        assert analyze_memory(protos[module]).summary["peak_bytes"] == round(
+            expected[f"{module}|HBM"]["peak_heap_mib"] * MIB)  # bytes, exactly
