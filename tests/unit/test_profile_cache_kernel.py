@@ -1,10 +1,12 @@
-"""Re-running a cell in a real kernel keeps one decoded profile (issue 23, item 3).
+"""Re-running cells in a real kernel keeps one decoded profile (issue 23, item 3).
 
 A Jupyter kernel started from this venv runs `tv = xw.TraceViewer(path); tv` ten times and a
 Profiler cell five times, as a user re-running cells would; every displayed widget stays alive
 in the kernel (ipywidgets' registry and the `Out` history hold it), so without a shared profile
-each run adds a whole decode. The kernel's RSS is read from outside after each cell. Memory, not
-time, is asserted: the figures are printed (`pytest -s`).
+each run adds a whole decode. Then a cell re-run after each new capture of the file, sent with
+its cell id as JupyterLab does: the widget it replaces is closed, or every capture would stay.
+The kernel's RSS is read from outside after each cell. Memory, not time, is asserted: the
+figures are printed (`pytest -s`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ pytest.importorskip("ipykernel")
 N_EVENTS = 5_000_000
 RERUNS = 10
 PROFILER_RERUNS = 5
+CAPTURES = 5
 GROWTH_LIMIT = 1.25
 CELL_TIMEOUT_S = 600
 
@@ -46,32 +49,54 @@ def kernel():
         manager.shutdown_kernel(now=True)
 
 
-def run_cell(client, code: str) -> None:
-    """Runs one cell as the notebook does (its last value displayed, kept in `Out`)."""
-    errors: list[str] = []
+def run_cell(client, code: str, cell_id: str | None = None) -> None:
+    """Runs one cell as a notebook does: its last value displayed and kept in `Out`; with
+    `cell_id`, the cell's id as JupyterLab sends it (Colab and older front ends send none)."""
+    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+               "allow_stdin": False, "stop_on_error": True}
+    request = client.session.msg("execute_request", content,
+                                 metadata={"cellId": cell_id} if cell_id else {})
+    client.shell_channel.send(request)
+    reply = client.get_shell_msg(timeout=CELL_TIMEOUT_S)
+    while reply["parent_header"].get("msg_id") != request["header"]["msg_id"]:
+        reply = client.get_shell_msg(timeout=CELL_TIMEOUT_S)
+    assert reply["content"]["status"] == "ok", "\n".join(reply["content"].get("traceback", []))
 
-    def collect(message: dict) -> None:
-        if message["msg_type"] == "error":
-            errors.append("\n".join(message["content"]["traceback"]))
 
-    reply = client.execute_interactive(code, timeout=CELL_TIMEOUT_S, output_hook=collect)
-    assert reply["content"]["status"] == "ok", "\n".join(errors) or reply["content"]
+def rss_mb(manager) -> float:
+    return psutil.Process(manager.provisioner.pid).memory_info().rss / 1e6
 
 
 def test_rerunning_viewer_cells_keeps_one_profile(kernel, big_profile):
+    """Without cell ids nothing is closed: every widget lives, and all share one profile."""
     manager, client = kernel
-    process = psutil.Process(manager.provisioner.pid)
     run_cell(client, "import xprof_widgets as xw")
     # The Trace Viewer's view asks for a window after it renders, which builds the trace index;
     # `tv.index` stands for that request.
     viewer_cell = f"tv = xw.TraceViewer({big_profile!r}); tv.index; tv"
-    rss_mb = []
+    rss = []
     for _ in range(RERUNS):
         run_cell(client, viewer_cell)
-        rss_mb.append(process.memory_info().rss / 1e6)
+        rss.append(rss_mb(manager))
     for _ in range(PROFILER_RERUNS):
         run_cell(client, f"xw.Profiler({big_profile!r})")
-        rss_mb.append(process.memory_info().rss / 1e6)
-    figures = ", ".join(f"{r:.0f}" for r in rss_mb)
+        rss.append(rss_mb(manager))
+    figures = ", ".join(f"{r:.0f}" for r in rss)
     print(f"\nkernel RSS after each cell (MB), {N_EVENTS:.0e} events: {figures}")
-    assert rss_mb[-1] <= GROWTH_LIMIT * rss_mb[0], f"RSS grew: {figures} MB"
+    assert rss[-1] <= GROWTH_LIMIT * rss[0], f"RSS grew: {figures} MB"
+
+
+def test_a_cell_rerun_after_each_capture_keeps_one_profile(kernel, big_profile):
+    """The file written again before each run is decoded again; the widget the cell's previous
+    run displayed is closed after it (widgets/_reruns.py), and the previous capture goes."""
+    manager, client = kernel
+    run_cell(client, "import xprof_widgets as xw", cell_id="imports")
+    rss = []
+    for _ in range(CAPTURES):
+        stat = os.stat(big_profile)
+        os.utime(big_profile, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        run_cell(client, f"tv = xw.TraceViewer({big_profile!r}); tv.index; tv", cell_id="viewer")
+        rss.append(rss_mb(manager))
+    figures = ", ".join(f"{r:.0f}" for r in rss)
+    print(f"\nkernel RSS after each capture and re-run (MB), {N_EVENTS:.0e} events: {figures}")
+    assert rss[-1] <= GROWTH_LIMIT * rss[0], f"RSS grew: {figures} MB"

@@ -17,13 +17,13 @@ judged; only a new decode is. Before refusing one, profiles nothing holds any mo
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from collections.abc import Sequence
 
 from ..errors import ProfileError
 from .locate import FileSystem, HostFile
+from .release import release_memory
 
 LIMIT_ENV = "XPROF_WIDGETS_MEMORY_LIMIT"
 PEAK_PER_FILE_BYTE = {"xspace": 16.0, "chrome": 10.0}
@@ -43,7 +43,7 @@ def check_memory(fs: FileSystem, files: Sequence[HostFile], where: str) -> None:
         return
     need = estimate_bytes(fs, files)
     if need > available * HEADROOM:
-        gc.collect()  # profiles no one holds any more (each refers to its trace index and back)
+        release_memory()  # profiles no one holds any more
         available = available_bytes() or available
     if need <= available * HEADROOM:
         return

@@ -18,6 +18,7 @@ import pandas as pd
 from ..errors import ProfileError
 from .cache import PROFILES
 from .clock import start_time_ns, wall_offset_ns
+from .release import release_memory
 from .trace_data import HostTrace
 
 PS_PER_US = 1_000_000
@@ -350,6 +351,7 @@ class Profile:
         kept = {"source": self.source, "run": self.run, "_closed": True}
         self.__dict__.clear()  # columns, tables, the trace index and analyses in `memo`
         self.__dict__.update(kept)
+        release_memory()
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names not set: after `close`, every one of the data's.

@@ -28,6 +28,7 @@ import traitlets
 
 from ..errors import ProfileError
 from . import _bokeh
+from ._reruns import ClosedOnRerun
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
@@ -59,8 +60,9 @@ def handler(method: str) -> Callable[[F], F]:
     return mark
 
 
-class RequestWidget(anywidget.AnyWidget):
-    """An anywidget whose view fetches its data through `@handler` methods.
+class RequestWidget(ClosedOnRerun, anywidget.AnyWidget):
+    """An anywidget whose view fetches its data through `@handler` methods; closed when the
+    cell that displayed it runs again (_reruns.py).
 
     Subclasses set `_bundle` to the file name of their front end under xprof_widgets/static/.
     Every subclass answers `bokeh_js` (the BokehJS bundles of the installed bokeh, for

@@ -22,11 +22,12 @@ from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, describe
+from ._reruns import ClosedOnRerun
 
 ALL_HOSTS = "all hosts"
 
 
-class Profiler(ipywidgets.VBox):
+class Profiler(ClosedOnRerun, ipywidgets.VBox):
     """The whole profiler on one profile: every tool that has data for it (xprof_widgets.tools),
     in tabs.
 
