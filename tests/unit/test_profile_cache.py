@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import shutil
 import weakref
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 import xprof_widgets as xw
 from xprof_widgets.profile import locate
-from xprof_widgets.profile.cache import PROFILES
+from xprof_widgets.profile.cache import DECODE_SETTINGS, PROFILES
 from xprof_widgets.trace import trace_index
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -160,3 +161,10 @@ def test_a_remote_file_is_cached_by_the_version_its_store_gives(tmp_path, monkey
 
 def test_close_is_a_public_name():
     assert "close" in xw.__all__ and xw.close.__module__ == "xprof_widgets.profile.open"
+
+
+def test_every_setting_a_decoder_reads_is_in_the_key():
+    package = Path(xw.__file__).parent / "profile"
+    read = {name for path in package.glob("*.py") if path.name not in ("memory_guard.py", "cache.py")
+            for name in re.findall(r"environ\.get\(\"(XPROF_WIDGETS_\w+)", path.read_text())}
+    assert read == set(DECODE_SETTINGS)

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from .model import Profile
 
 DECODE_SETTINGS = ("XPROF_WIDGETS_FRAMEWORK_ROWS",)
-"""Environment variables the decoders read (xspace.py): a profile decoded under other values is
-another profile."""
+"""Environment variables the decoders read (the XSpace decoder's framework rows): a profile
+decoded under other values is another profile."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ class ProfileCache:
                     del self._entries[identity]
 
     def clear(self) -> None:
+        """Forgets every profile (each test starts from an empty cache)."""
         with self._lock:
             self._entries.clear()
 
