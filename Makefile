@@ -14,7 +14,7 @@ IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
 test: install chromium test-js test-pb-compat
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest tests -q
+	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

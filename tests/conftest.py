@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
+REQUIRE = "XPROF_WIDGETS_REQUIRE_REFERENCES"
+"""Set by `make test`: the references the tests compare with must be there, or nothing runs."""
+REFERENCES = {  # what the differential and browser tests compare with, and how to get it
+    "xprof": ("XProf, the reference for xplanes", "pip install xprof"),
+    "hta": ("HolisticTraceAnalysis, the reference for PyTorch traces",
+            "pip install holistictraceanalysis"),
+    "playwright": ("Playwright, which drives the browser tests", "pip install playwright"),
+}
+CHROMIUM = "/usr/bin/chromium"
+
+
+def pytest_configure(config):
+    """Under `make test` a missing reference is a set-up error, said once, not a skip."""
+    if os.environ.get(REQUIRE) != "1":
+        return
+    missing = [f"{what} ({fix})" for module, (what, fix) in REFERENCES.items()
+               if importlib.util.find_spec(module) is None]
+    if not os.access(CHROMIUM, os.X_OK):
+        missing.append(f"Chromium at {CHROMIUM}, which the browser tests drive "
+                       "(apt-get install -y chromium; `make test` installs it as root)")
+    if missing:
+        pytest.exit("The tests compare with references that are not installed: "
+                    + "; ".join(missing) + ". `make install` installs the Python ones.",
+                    returncode=4)
 TPU_FIXTURE = DATA / "tpu_v6e_inference.xplane.pb"
 
 

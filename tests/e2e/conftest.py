@@ -1,7 +1,8 @@
 """Fixtures for the browser tests: servers, Chromium, and the test-only echo widget's bundle.
 
 `lab` and `notebook7` are `harness.NotebookApp`s. E2e tests are skipped only when Chromium is
-missing outside CI; under CI (CI set) a missing Chromium fails them.
+missing outside CI and `make test`; there (CI or XPROF_WIDGETS_REQUIRE_REFERENCES set) a missing
+Chromium fails them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ E2E_DIR = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config, items):
-    if harness.find_chromium() or os.environ.get("CI"):
+    if harness.find_chromium() or os.environ.get("CI") or os.environ.get(
+            "XPROF_WIDGETS_REQUIRE_REFERENCES") == "1":
         return
     skip = pytest.mark.skip(reason=f"no Chromium at {' or '.join(harness.CHROMIUM_PATHS)}")
     for item in items:
