@@ -32,9 +32,11 @@ class Tool:
             return self.applies is None or bool(self.applies(profile))
         except Exception as exc:  # noqa: BLE001 - isolated: the tab says what failed
             pod = sys.modules.get("xprof_widgets.pod.profile")
-            if pod is None or not isinstance(exc, pod.NotDistributed):
-                profile.warnings.append(f"{profile.source}: could not tell whether the "
-                                        f"{self.title} has data ({type(exc).__name__}: {exc}).")
+            note = (f"{profile.source}: could not tell whether the {self.title} has data "
+                    f"({type(exc).__name__}: {exc}).")
+            if (pod is None or not isinstance(exc, pod.NotDistributed)) \
+                    and note not in profile.warnings:  # a shared profile: said once
+                profile.warnings.append(note)
             return True  # a pod's host-only tool: its tab says so, and a host picked works
 
 

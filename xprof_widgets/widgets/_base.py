@@ -76,6 +76,8 @@ class RequestWidget(ClosedOnRerun, anywidget.AnyWidget):
                           "another tool: {'tool': 'trace' | 'op', 'op': name}.").tag(sync=True)
     _linked = traitlets.Bool(False, help="Inside the suite: views show their link buttons."
                              ).tag(sync=True)
+    _notes = traitlets.List(traitlets.Unicode(), help="The profile's warnings (what was left out "
+                            "of it), shown under the view.").tag(sync=True)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -90,6 +92,19 @@ class RequestWidget(ClosedOnRerun, anywidget.AnyWidget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._on_custom_message)
+
+    @property
+    def profile(self) -> Any:
+        """The profile the view shows; setting it shows the profile's warnings too."""
+        try:
+            return self.__dict__["profile"]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no profile (closed)") from None
+
+    @profile.setter
+    def profile(self, value: Any) -> None:
+        self.__dict__["profile"] = value
+        self._notes = [str(note) for note in getattr(value, "warnings", ())]
 
     def close(self) -> None:
         """Closes the comm and lets go of the profile and what the views were sent, so that a

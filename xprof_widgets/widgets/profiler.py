@@ -83,8 +83,12 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
         except Exception as exc:  # noqa: BLE001 - one tool's failure is its tab's alone
             note = (f"{self.profile.source}: the {entry.title} failed on this profile "
                     f"({describe(exc)}); the other tools are not affected.")
-            self.profile.warnings.append(note)
+            if note not in self.profile.warnings:  # the profile is shared: said once
+                self.profile.warnings.append(note)
             widget = ipywidgets.Label(note)
+            for made in self._tools.values():  # their strips of notes say so too
+                if isinstance(made, RequestWidget):
+                    made.profile = made.profile
         if isinstance(widget, RequestWidget):
             widget._linked = True
             widget.observe(self._on_link, names="link")
