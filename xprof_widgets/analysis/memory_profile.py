@@ -12,7 +12,8 @@ XProf does (xprof/convert/xplane_to_memory_profile.cc):
   the allocation at its address;
 - a snapshot belongs to the step whose period holds it (steps from `steps.find_steps`); one
   outside every step belongs to the step after it (the step before it + 1 past the last), as
-  XProf numbers its step groups;
+  XProf numbers its step groups; in a file its profiler grouped (allocator events carry a
+  `group_id`, TensorFlow 2's) the step is that group, one without it the group before + 1;
 - the window's peak is the largest heap + stack; the breakdown at the peak lists the
   allocations made in the peak's step, up to the peak, that are still live, identical ones
   merged with a count, plus the heap not accounted for by them ("unused preallocated device
@@ -265,10 +266,13 @@ def memory_profile_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
         return []
     frame = _snapshots(profile, events)
     steps = find_steps(profile).markers
+    grouped = bool((frame["group_id"] >= 0).any())
     out = []
     for memory_id, snaps in sorted(frame.groupby("memory_id", sort=False), key=lambda kv: kv[0]):
         snaps = snaps.sort_values(["time_ps", "event"], kind="stable").reset_index(drop=True)
-        snaps["step"] = _steps_of(snaps["time_ps"].to_numpy(), steps)
+        group = snaps.pop("group_id").to_numpy()
+        snaps["step"] = (_grouped_steps(group) if grouped else
+                         _steps_of(snaps["time_ps"].to_numpy(), steps))
         _inherit(snaps)
         out.append((str(memory_id), snaps))
     return out
@@ -313,6 +317,8 @@ def _snapshots(profile: Profile, events: np.ndarray) -> pd.DataFrame:
     frame["in_use_bytes"] = frame["stack_reserved_bytes"] + frame["heap_allocated_bytes"]
     frame["time_ps"] = profile.start_ps[events]
     frame["event"] = events
+    present, group = profile.stat_ints(events, "group_id")
+    frame["group_id"] = np.where(present, group.view(np.int64), -1)
     return frame
 
 
@@ -347,6 +353,15 @@ def _steps_of(time_ps: np.ndarray, markers: pd.DataFrame) -> np.ndarray:
     inside = (k >= 0) & (time_ps <= end[np.maximum(k, 0)])
     following = np.append(number, number[-1] + 1)[k + 1]
     return np.where(inside, number[np.maximum(k, 0)], following)
+
+
+def _grouped_steps(group: np.ndarray) -> np.ndarray:
+    """The steps of a file whose profiler grouped its events (each its `group_id`, -1 for
+    none): a snapshot without one takes the one before it + 1 (0 before any), as XProf does."""
+    at = np.arange(group.shape[0])
+    last = np.maximum.accumulate(np.where(group >= 0, at, -1))
+    before = np.where(last >= 0, group[np.maximum(last, 0)], -1)
+    return np.where(group >= 0, group, before + 1)
 
 
 def _inherit(snaps: pd.DataFrame) -> None:
