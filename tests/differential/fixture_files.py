@@ -6,8 +6,9 @@ from pathlib import Path
 
 DATA = Path(__file__).parents[1] / "data"
 
-XSPACE = sorted(DATA.glob("*.xplane.pb"))
-"""XSpace fixtures: real ones (TPU v6e, JAX CPU, TensorFlow CPU) and synthetic TPU/GPU ones."""
+XSPACE = sorted([*DATA.glob("*.xplane.pb"), *DATA.glob("public/**/*.xplane.pb")])
+"""XSpace fixtures: real ones (TPU v6e, JAX CPU, TensorFlow CPU; XProf's own 2020 TensorFlow GPU
+demo from the public corpus) and synthetic TPU/GPU ones."""
 
 CHROME = sorted([*DATA.glob("*.trace.json.gz"), *DATA.glob("torch_*/*.json*")])
 """Chrome traces: JAX's own `.trace.json.gz` and PyTorch's, as PyTorch and HTA users save them."""

@@ -123,6 +123,13 @@ def test_hlo_stats_equal_xprof(case):
 
 def test_roofline_equals_xprof(case):
     profile, kind, _, theirs = case
+    if kind == "" and theirs is not None and not theirs.empty:
+        # A GPU run without XLA ops (TensorFlow's own kernels, XProf's 2020 demo): XProf's
+        # program rows count nothing (the GPU planes' span, 0 FLOP/s); we draw no roofline.
+        assert profile.sections["name"].str.startswith("/device:GPU:").any()
+        assert (theirs["category"] == "Program").all()
+        assert (theirs["measured_flop_rate"] == 0).all()
+        return
     if kind in ("CPU", ""):
         assert theirs is None or theirs.empty
         return

@@ -14,6 +14,8 @@ step, the verdict's percentage, and the host input-op table. Differences we chos
   XProf knows TensorFlow's InfeedEnqueue and MemcpyHToD only.
 - XProf says POTENTIALLY input-bound when much of a host-only step is unaccounted for ("All
   Others"); we give no such verdict, and measure the same (zero) input time.
+- Copies named `MemcpyH2D` (TensorFlow's 2020 CUPTI tracer) are host-to-device time here; XProf
+  knows `MemcpyHToD` only and counts them as device compute.
 - XProf finds no steps on a GPU profile whose device events carry no step groups; we measure
   the devices under the host's step markers.
 """
@@ -40,6 +42,8 @@ NO_STEPS_BY_XPROF = {"synthetic_gpu.xplane.pb", "synthetic_gpu_allocator.xplane.
                      "tpu_v6e_inference.xplane.pb"}
 NO_STEPS_AT_ALL = {"tpu_v6e_inference.xplane.pb"}
 JAX_ENQUEUE = ["DevicePut"]
+OLD_MEMCPY_NAMES = {"34.83.195.179_6003.xplane.pb"}
+"""Profiles whose copies are named `MemcpyH2D` (XProf's 2020 TensorFlow GPU demo)."""
 
 
 def table(block: dict) -> pd.DataFrame:
@@ -111,7 +115,11 @@ def test_verdict_percentage(case):
     pct = 100 * float((steps["input_us"] - steps["input_before_step_us"] + h2d).sum()
                       / marker_us.sum())
     if "POTENTIALLY" in conclusion:  # XProf's guess about unaccounted host time
-        assert "'All Others'" in conclusion and round(pct, 1) == 0.0
+        # The input it measured is zero, as ours, but for copies TensorFlow's 2020 tracer named
+        # `MemcpyH2D`: XProf knows CUPTI's `MemcpyHToD` only and counts them as device compute.
+        waits = steps["input_us"] - steps["input_before_step_us"]
+        assert "'All Others'" in conclusion and round(100 * waits.sum() / marker_us.sum(), 1) == 0
+        assert enqueue or not h2d.any() or name in OLD_MEMCPY_NAMES
         return
     word = conclusion.split("Your program is ")[1].split(" ")[0]
     assert f"{pct:.1f}% of the total step time" in conclusion

@@ -15,7 +15,10 @@ Differences we chose (docs/from_xprof.md, "Memory Profile"), asserted as rules:
   reduced timeline (equal up to 1,000 snapshots);
 - the peak: among snapshots tied at the largest heap + stack, XProf takes the step of the
   latest but the time of the last one in file order; we take the latest for both. XProf's
-  breakdown is ours computed at its (time, step).
+  breakdown is ours computed at its (time, step);
+- the lifetime peak: XProf's is the allocator's `peak_bytes_in_use` at its last event in file
+  order (on the TensorFlow GPU demo an earlier moment than the allocator's peak); ours is the
+  largest.
 """
 
 from __future__ import annotations
@@ -123,9 +126,12 @@ def test_summary_and_peak(case):
         assert s["peak_free_bytes"] == int(peak["freeMemoryBytes"])
         assert s["peak_fragmentation"] == float(peak["fragmentation"])
         assert s["capacity_bytes"] == int(want["memoryCapacity"])
-        assert s["lifetime_peak_bytes"] == int(want["peakBytesUsageLifetime"])
         sampled = allocator["sampledTimelineSnapshots"]
         snaps = mine.snapshots
+        # Rule: XProf's lifetime peak is that of the last event in file order; ours the largest.
+        assert s["lifetime_peak_bytes"] == snaps["peak_bytes_in_use"].max()
+        file_last = int(np.argmax(snaps["event"].to_numpy()))
+        assert int(want["peakBytesUsageLifetime"]) == snaps["peak_bytes_in_use"].iat[file_last]
         assert s["num_allocs"] + s["num_deallocs"] == len(snaps)
         if len(snaps) <= 1000:  # Rule: XProf's page counts its reduced timeline
             assert s["num_allocs"] == sum(x["activityMetadata"]["memoryActivity"] == "ALLOCATION"
