@@ -37,6 +37,8 @@ _EXPECTED = 'Expected a Chrome trace: {"traceEvents": [...]} or a JSON array of 
 _MAX_SPAN_US = 2.0**61 / 1e6
 """How far (26.7 days) an event may start from the trace's median start, and how long it may
 last: start + duration then always fits int64 picoseconds."""
+_ARGS_JSON = json.JSONEncoder(default=str)
+"""One encoder for every event's args (json.dumps makes a new one per call when given options)."""
 _FAR = "event{s} more than 26 days away from the trace's other events"
 _LONG = "event{s} with a dur over 26 days"
 
@@ -307,9 +309,10 @@ class _Builder:
         self.thread_order: dict[tuple, float] = {}
         self.track_index: dict[tuple, int] = {}
         self.track_keys: list[tuple] = []  # (pid, tid or counter name, is_counter)
-        self.name_index: dict[str, int] = {}
+        self.name_index: dict[tuple[str, str | None], int] = {}  # by (name, Kineto's cat)
         self.names: list[str] = []
         self.name_pid: list[Any] = []
+        self.name_stats: list[dict[str, Any]] = []
         # one entry per row: track, ts and dur (finite numbers as the JSON wrote them, see
         # chrome_time), name row, args JSON (or b""), counter value, index of the event in the file
         self.r_track: list[int] = []
@@ -345,12 +348,16 @@ class _Builder:
             self.track_keys.append(key)
         return index
 
-    def _name_row(self, name: str, pid: Any) -> int:
-        index = self.name_index.get(name)
+    def _name_row(self, name: str, category: str | None, pid: Any) -> int:
+        """The metadata row of a name in a category: Kineto writes `ProfilerStep#1` both as a
+        CPU user_annotation and a gpu_user_annotation, which tools tell apart by category."""
+        key = (name, category)
+        index = self.name_index.get(key)
         if index is None:
-            index = self.name_index[name] = len(self.names)
+            index = self.name_index[key] = len(self.names)
             self.names.append(name)
             self.name_pid.append(pid)
+            self.name_stats.append({} if category is None else {"category": category})
         return index
 
     def _add(self, ev: dict, index: int) -> None:
@@ -382,29 +389,33 @@ class _Builder:
             self._flow(ev, ph, pid, tid, raw_ts, ts, index)
             return
         name = _name(ev.get("name"), coerced)
+        category = ev.get("cat")
+        if type(category) is not str:
+            category = None
         args = ev.get("args")
         if args is not None and type(args) is not dict:
             coerced["args"] += 1
             args = {"args": args}
         if ph == "C":
-            self._counter(name, pid, raw_ts, args, index)
+            self._counter(name, category, pid, raw_ts, args, index)
             return
         key = (pid, tid, False)
         if ph == "B":
-            self.open_slices.setdefault(key, []).append((raw_ts, ts, name, args, index))
+            self.open_slices.setdefault(key, []).append((raw_ts, ts, name, category, args,
+                                                         index))
             return
         if ph == "E":
             stack = self.open_slices.get(key)
             if not stack:
                 self.drops.add("E event{s} without a matching B", index)
                 return
-            raw_begin, begin, name, begin_args, begin_index = stack.pop()
+            raw_begin, begin, name, category, begin_args, begin_index = stack.pop()
             if ts < begin:
                 self.drops.add("E event{s} earlier than the matching B", index)
                 return
             merged = {**begin_args, **args} if begin_args and args else (begin_args or args)
-            self._row(self._track(key), raw_begin, exact_us(raw_ts) - exact_us(raw_begin), name,
-                      pid, merged, begin_index)
+            self._row(self._track(key), raw_begin, exact_us(raw_ts) - exact_us(raw_begin),
+                      (name, category), pid, merged, begin_index)
             return
         raw_dur = 0
         if ph == "X":
@@ -419,23 +430,24 @@ class _Builder:
                     self.drops.add("X event{s} with a negative dur", index)
                     return
                 raw_dur = raw
-        category = ev.get("cat")
-        if type(category) is str and category in _DEVICE_CATEGORIES:
+        if category in _DEVICE_CATEGORIES:
             self.device_pids.add(pid)
-        self._row(self._track(key), raw_ts, raw_dur, name, pid, args, index)
+        self._row(self._track(key), raw_ts, raw_dur, (name, category), pid, args, index)
 
-    def _row(self, track: int, ts: Any, dur: Any, name: str, pid: Any, args: Any,
-             index: int, value: float = math.nan) -> None:
-        """One row; `ts` and `dur` are checked finite numbers as the JSON wrote them."""
+    def _row(self, track: int, ts: Any, dur: Any, name: tuple[str, str | None], pid: Any,
+             args: Any, index: int, value: float = math.nan) -> None:
+        """One row; `ts` and `dur` are checked finite numbers as the JSON wrote them, `name` is
+        (name, category)."""
         self.r_track.append(track)
         self.r_ts.append(ts)
         self.r_dur.append(dur)
-        self.r_name.append(self._name_row(name, pid))
-        self.r_args.append(json.dumps(args, default=str).encode() if args else b"")
+        self.r_name.append(self._name_row(*name, pid))
+        self.r_args.append(_ARGS_JSON.encode(args).encode() if args else b"")
         self.r_value.append(value)
         self.r_event.append(index)
 
-    def _counter(self, name: str, pid: Any, ts: Any, args: dict | None, index: int) -> None:
+    def _counter(self, name: str, category: str | None, pid: Any, ts: Any, args: dict | None,
+                 index: int) -> None:
         values = [(k, number) for k, v in (args or {}).items() if is_number(v)
                   and (number := _number(v)) is not None and math.isfinite(number)]
         if not values:
@@ -443,7 +455,8 @@ class _Builder:
             return
         for key, value in values:
             label = name if len(args) == 1 else f"{name} {key}"
-            self._row(self._track((pid, label, True)), ts, 0, label, pid, None, index, value)
+            self._row(self._track((pid, label, True)), ts, 0, (label, category), pid, None, index,
+                      value)
 
     def _flow(self, ev: dict, ph: str, pid: Any, tid: Any, raw_ts: Any, ts: float,
               index: int) -> None:
@@ -504,9 +517,9 @@ class _Builder:
     def _finish(self) -> HostTrace:
         for key, stack in self.open_slices.items():  # B without E: runs to the trace end
             track = self._track(key)
-            for raw_begin, _, name, args, index in stack:
+            for raw_begin, _, name, category, args, index in stack:
                 self.open_rows.append(len(self.r_track))
-                self._row(track, raw_begin, 0, name, key[0], args, index)
+                self._row(track, raw_begin, 0, (name, category), key[0], args, index)
         self.open_slices = {}
         n = len(self.r_ts)
         ts = np.fromiter(map(float, self.r_ts), np.float64, n)
@@ -557,7 +570,7 @@ class _Builder:
             meta=meta.astype(np.int32), depth=depth, sections=sections, tracks=tracks,
             names=self.names, display_names=list(self.names),
             meta_section=np.array([section_of_pid.get(p, 0) for p in self.name_pid], np.int32),
-            meta_stats=[{} for _ in self.names],
+            meta_stats=self.name_stats,
             details=ChromeArgs(b"".join(blobs), offsets),
             counter_values=counters if np.isfinite(counters).any() else None,
             flow_edges=flows, warnings=self._warning())
