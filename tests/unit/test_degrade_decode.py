@@ -4,6 +4,7 @@ warning naming the file, the plane and what is missing; everything else decodes 
 from __future__ import annotations
 
 import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +169,24 @@ def test_an_unreadable_plane_header_leaves_out_that_plane(tmp_path):
     events = slices(decode(fixture))
     others = events[events["section"] != "/host:CPU"]
     assert len(others) and same(slices(profile), others, EVENT[:-1] + ["depth"])
+
+
+def test_a_counter_whose_stats_are_corrupt_keeps_its_samples_without_values(tmp_path):
+    from xspace_builder import build_xspace
+
+    data = build_xspace([{"name": "/device:TPU:0", "lines": [
+        {"name": "_counters_", "events": [("hbm", 0, 0, {"value": 3.5}),
+                                           ("power", 5, 0, {"value": 1.25})]},
+        {"name": "XLA Ops", "events": [("fusion", 0, 10, {})]}]}])
+    value = struct.pack("<d", 1.25)
+    assert data.count(b"\x11" + value) == 1
+    path = tmp_path / "c.xplane.pb"
+    path.write_bytes(data.replace(b"\x11" + value, b"\x0f" + value))  # wire type 7: no such type
+    profile = decode(path)
+    [warning] = profile.warnings
+    assert warning.startswith(f"{path}: plane /device:TPU:0: the values of counter power were "
+                              "left out (event stats are corrupt")
+    events = profile.events()
+    assert events["name"].tolist() == ["hbm", "power", "fusion"]
+    values = profile.counter_values(events["event"].to_numpy())
+    assert values[0] == 3.5 and np.isnan(values[1:]).all()

@@ -244,7 +244,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                             line_id=line_id))
 
     details = XSpaceDetails(data, record, plane_starts, stat_names, source)
-    counter_values = _counter_values(tracks, details, start.shape[0])
+    counter_values = _counter_values(tracks, details, start.shape[0], sections, warnings)
     if dropped:
         warnings.append(f"{source}: skipped {dropped} events whose times do not fit: a negative "
                         "duration, or a start or end more than 26 days from the other events.")
@@ -415,14 +415,22 @@ def _hlo_protos(plane: Any, stat_names: dict[int, str]) -> dict[int, tuple[str, 
     return out
 
 
-def _counter_values(tracks: list[Track], details: XSpaceDetails, n: int) -> np.ndarray | None:
+def _counter_values(tracks: list[Track], details: XSpaceDetails, n: int,
+                    sections: list[Section], warnings: list[str]) -> np.ndarray | None:
+    """Each counter sample's value; a counter whose stats are corrupt (the scanner skips stats,
+    so a file can hold such) keeps its samples without values, and a warning says so."""
     counters = [t for t in tracks if t.kind == "counter"]
     if not counters:
         return None
     values = np.full(n, np.nan)
     for track in counters:
         idx = np.arange(track.first, track.end)
-        values[idx] = details.first_numeric_stat(idx)
+        try:
+            values[idx] = details.first_numeric_stat(idx)
+        except ProfileError as exc:
+            warnings.append(f"{details.source}: plane {sections[track.section].name}: the values "
+                            f"of counter {track.name} were left out "
+                            f"({str(exc).removeprefix(details.source + ': ')})")
     return values
 
 
@@ -443,7 +451,7 @@ class XSpaceDetails:
         self._plane_starts = plane_starts
         self._stat_names = stat_names
         self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
-        self._source = source
+        self.source = source
         self._derived = bool((record == _no_record(record)).any())
 
     def stat_names(self, plane: int) -> list[str]:
@@ -556,5 +564,5 @@ class XSpaceDetails:
         status = _wire.scan_stat(self._buf, self._record[events], targets, any_stat, kind,
                                  ivalue, fvalue, span)
         if status != _wire.OK:
-            raise ProfileError(f"{self._source}: event stats are corrupt ({_WIRE_ERRORS[status]}).")
+            raise ProfileError(f"{self.source}: event stats are corrupt ({_WIRE_ERRORS[status]}).")
         return kind, ivalue, fvalue, span
