@@ -11,6 +11,9 @@ and asserted, so a new difference fails:
   offload slices are packed into rows in time order; where copies start or end at one instant
   XProf's (unstable) sort orders them its own way, so the same slices, as many rows, may sit on
   other Host Offload rows: they are compared per core, not per row.
+- A file its profiler grouped (every plane declares `group_id`, as TensorFlow 2's did) gets no
+  derived rows, names or regions, and its GPU streams keep their ids, in XProf and here: the
+  public TensorFlow GPU demo, and copies of two fixtures made so (`GROUPED`).
 - We draw `Async XLA Ops` (XProf shows them only with its "full DMA" option) and the planes
   XProf's trace viewer skips (`/host:CUPTI` and other planes that are neither `/host:CPU` nor a
   device).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import fixture_files
 import numpy as np
@@ -28,6 +32,7 @@ import pytest
 import xprof_oracle
 
 import xprof_widgets as xw
+from xprof_widgets.profile.schema import XSpace
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
@@ -70,13 +75,34 @@ def nesting_depth(slices: pd.DataFrame) -> np.ndarray:
     return depth
 
 
-@pytest.fixture(scope="module", params=fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
-def pair(request):
-    theirs = xprof_oracle.trace_events(request.param)
+GROUPED = ["synthetic_gpu.xplane.pb", "jax_cpu_demo.xplane.pb"]
+"""Fixtures also compared as their profiler had grouped them (a `group_id` stat declared on every
+plane): XProf then derives nothing, no XLA rows, step names or regions, and keeps the GPU
+streams' line ids; so must we."""
+
+
+def grouped_copy(name: str, folder: Path) -> Path:
+    space = XSpace.FromString((fixture_files.DATA / name).read_bytes())
+    for plane in space.planes:
+        if "group_id" not in {m.name for m in plane.stat_metadata.values()}:
+            sid = max(plane.stat_metadata, default=0) + 1
+            plane.stat_metadata[sid].id, plane.stat_metadata[sid].name = sid, "group_id"
+    path = folder / name
+    path.write_bytes(space.SerializeToString())
+    return path
+
+
+@pytest.fixture(scope="module", params=[*fixture_files.XSPACE, *(("grouped", g) for g in GROUPED)],
+                ids=[*fixture_files.ids(fixture_files.XSPACE), *(f"grouped-{g}" for g in GROUPED)])
+def pair(request, tmp_path_factory):
+    path = request.param
+    if isinstance(path, tuple):
+        path = grouped_copy(path[1], tmp_path_factory.mktemp("grouped"))
+    theirs = xprof_oracle.trace_events(path)
     theirs["duration_ps"] = np.where(theirs["duration_ps"] == XPROF_INSTANT_PS, 0,
                                      theirs["duration_ps"])
     theirs["depth"] = nesting_depth(theirs)
-    return our_slices(xw.open_profile(request.param)), theirs
+    return our_slices(xw.open_profile(path)), theirs
 
 
 def rows_of(frame: pd.DataFrame) -> set[tuple[str, str]]:
