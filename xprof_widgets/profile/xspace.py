@@ -203,7 +203,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
     counters = _split_counters(rows_of_tracks, lines, group, meta_rows, display_names)
     derived: list = []
-    if derives:
+    if derives:  # the rows of cores and streams read the columns with the regions in
         decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source)
         decoding.start, decoding.duration, decoding.meta_rows = start, duration, meta_rows
         for made, note in (core_rows(decoding), stream_rows(decoding, line_keys)):
