@@ -2,9 +2,10 @@
 
 A user clicks the timeline of a large synthetic profile and presses W/S/A/D with pauses of 10 ms
 to 1 s between them, and the notebook's own command-mode keys in between (A, B, D D, X, M, Y, Z,
-Enter, Shift+Enter). Every W/S/A/D press must move the view, none may be undone later, focus must
-stay on the timeline, and the notebook's cells must be as they were. Escape then gives the keys
-back. $XPROF_WIDGETS_KEYS_EVENTS sets the profile's size (default 5e6 events).
+Enter, Shift+Enter). Every W/S/A/D press must move the view, also while the kernel's answer is on
+its way, none may be undone later, a held key zooms on, focus must stay on the timeline, and the
+notebook's cells must be as they were. Escape gives the keys back; a click on the timeline takes
+them from a cell being edited. $XPROF_WIDGETS_KEYS_EVENTS sets the profile's size (default 5e6).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import random
 
 import harness
 import pytest
-from test_e2e_trace_viewer import READY, kernel_window, view_window
+from test_e2e_trace_viewer import LABEL_W, READY, kernel_window, view_window
 
 from xprof_widgets.synthetic import write_synthetic
 
 N_EVENTS = int(float(os.environ.get("XPROF_WIDGETS_KEYS_EVENTS", "5e6")))
 PRESSES = 60
+VIEW_KEYS = {"w", "s", "a", "d"}
 NOTEBOOK_KEYS = ["b", "x", "m", "y", "z", "Enter", "Shift+Enter"]
 SEED = 23
 
@@ -30,6 +32,10 @@ CELLS = """() => {
 }"""
 NOTEBOOK_MODE = "() => window.jupyterapp.shell.currentWidget.content.mode"
 STAGE_FOCUSED = "() => document.activeElement?.classList.contains('xw-tv-stage') ?? false"
+# Every window answer takes 4 s (ipykernel 7 answers comms while a cell runs, so the index is slowed).
+SLOW_ANSWERS = """import time
+_window = tv.index.window
+tv.index.window = lambda *a, **k: (time.sleep(4), _window(*a, **k))[1]"""
 WINDOW_CHANGED = "(before) => document.querySelector('.xw-trace-viewer').dataset.window !== before"
 
 
@@ -47,7 +53,7 @@ def key_sequence(rng: random.Random) -> list[str]:
     notebook's delete-cell chord)."""
     keys, level, offset = list("wwwwdd"), 4, 2
     while len(keys) < PRESSES:
-        key = rng.choice("wsad")
+        key = rng.choice(sorted(VIEW_KEYS))
         if key == "s" and level <= 3 or key == "w" and level >= 14:
             continue
         if key == "a" and offset <= -4 or key == "d" and offset >= 4:
@@ -67,6 +73,26 @@ def moved_as_pressed(key: str, before: tuple[float, float], after: tuple[float, 
         "a": after[0] < before[0] and same_span,
         "d": after[0] > before[0] and same_span,
     }[key]
+
+
+def press_and_check(page, widget, key: str) -> tuple[tuple[float, float], float]:
+    """Presses a W/S/A/D key; the drawn view once it moved and the milliseconds that took."""
+    drawn = widget.get_attribute("data-window")
+    before = view_window(widget)
+    page.keyboard.press(key)
+    pressed = page.evaluate("() => performance.now()")
+    page.wait_for_function(WINDOW_CHANGED, arg=drawn, timeout=10_000, polling="raf")
+    latency = page.evaluate("(t) => performance.now() - t", pressed)
+    after = view_window(widget)
+    assert moved_as_pressed(key, before, after), (key, before, after)
+    assert page.evaluate(STAGE_FOCUSED), f"focus left the timeline after {key}"
+    return after, latency
+
+
+def click_timeline(page, widget) -> None:
+    """Clicks the middle of the timeline; the mouse stays there, so W/S zoom around the centre."""
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.click(box["x"] + (LABEL_W + box["width"]) / 2, box["y"] + box["height"] / 2)
 
 
 def pause(page, rng: random.Random) -> None:
@@ -95,9 +121,7 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
     before_cells = page.evaluate(CELLS)
     assert len(before_cells) == len(cells)
 
-    # Click the middle of the timeline: the mouse stays there, so W/S zoom around the centre.
-    box = widget.locator("canvas").bounding_box()
-    page.mouse.click(box["x"] + (210 + box["width"]) / 2, box["y"] + box["height"] / 2)
+    click_timeline(page, widget)
     assert page.evaluate(STAGE_FOCUSED)
     assert page.evaluate(NOTEBOOK_MODE) == "command"  # so a key that leaked would act
 
@@ -111,21 +135,26 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
             page.keyboard.press(extra[i])
             pause(page, rng)
             assert page.evaluate(STAGE_FOCUSED), f"focus left the timeline after {extra[i]}"
-        before = view_window(widget)
-        assert before == view, f"the view moved by itself before press {i} ({key})"
-        page.keyboard.press(key)
-        pressed = page.evaluate("() => performance.now()")
-        page.wait_for_function(WINDOW_CHANGED, arg=",".join(repr(v) for v in before),
-                               timeout=10_000, polling="raf")
-        latencies.append(page.evaluate("(t) => performance.now() - t", pressed))
-        view = view_window(widget)
-        assert moved_as_pressed(key, before, view), (i, key, before, view)
-        assert page.evaluate(STAGE_FOCUSED), f"focus left the timeline after press {i} ({key})"
+        assert view_window(widget) == view, f"the view moved by itself before press {i} ({key})"
+        view, latency = press_and_check(page, widget, key)
+        latencies.append(latency)
         pause(page, rng)
     assert view_window(widget) == view
     latencies.sort()
     timings.add(app.name, "key press to drawn view p50", latencies[len(latencies) // 2] / 1000)
     timings.add(app.name, "key press to drawn view max", latencies[-1] / 1000)
+
+    # While an answer is on its way, every press still moves the view at once: twelve W zoom in
+    # past what the last answer serves (4x), so a window is asked for while the presses go on.
+    harness.run_in_kernel(page, SLOW_ANSWERS)
+    for key in "w" * 12 + "ddaadsws":
+        view, latency = press_and_check(page, widget, key)
+        assert latency < 1000, (key, latency)
+        page.wait_for_timeout(rng.randint(10, 200))
+    page.wait_for_selector(".xw-trace-viewer[data-busy='busy']", timeout=5_000)
+    harness.run_in_kernel(page, "del tv.index.window")
+    page.wait_for_selector(".xw-trace-viewer:not([data-busy])", timeout=15_000)
+    assert view_window(widget) == view
 
     # Held, a key zooms on until it is let go.
     before = view_window(widget)
@@ -148,4 +177,21 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
     # Escape gives the keys back to the notebook.
     page.keyboard.press("Escape")
     assert not page.evaluate(STAGE_FOCUSED)
+    assert page.evaluate(CELLS) == before_cells
+
+    # From a cell being edited too: a click on the timeline takes the keys from the editor.
+    page.evaluate("""() => {
+        const notebook = window.jupyterapp.shell.currentWidget.content;
+        notebook.activeCellIndex = 0;
+        notebook.mode = "edit";
+    }""")
+    click_timeline(page, widget)
+    assert page.evaluate(STAGE_FOCUSED)
+    for key in ["a", "d", "d", "Enter", "w", "Shift+Enter", "s"]:
+        if key in VIEW_KEYS:
+            press_and_check(page, widget, key)
+        else:
+            page.keyboard.press(key)
+        page.wait_for_timeout(100)
+    assert page.evaluate(STAGE_FOCUSED)
     assert page.evaluate(CELLS) == before_cells
