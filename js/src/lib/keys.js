@@ -5,6 +5,7 @@
 // before every other listener on the page, in any host (JupyterLab, Notebook 7, marimo, Colab).
 
 const KEY_EVENTS = ["keydown", "keypress", "keyup"];
+const CAPTURE = { capture: true };
 
 /** Ctrl/⌘+S still saves the notebook; every other key inside `el` stops there. */
 function passesToHost(e) {
@@ -25,9 +26,9 @@ export function ownKeys(el, handle) {
     e.stopPropagation();
     handle(e, path[0]);
   };
-  for (const type of KEY_EVENTS) window.addEventListener(type, listener, true);
+  for (const type of KEY_EVENTS) window.addEventListener(type, listener, CAPTURE);
   return () => {
-    for (const type of KEY_EVENTS) window.removeEventListener(type, listener, true);
+    for (const type of KEY_EVENTS) window.removeEventListener(type, listener, CAPTURE);
   };
 }
 
