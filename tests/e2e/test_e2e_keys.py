@@ -174,6 +174,23 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
     harness.screenshot(widget, f"trace_viewer_keys_{app_name}")
     harness.screenshot(page.locator(".jp-NotebookPanel"), f"trace_viewer_keys_{app_name}_notebook")
 
+    # Focus survives the widget's own re-renders: the help closed by its button, a box's pivot
+    # with one of its groups closed (the button clicked is replaced).
+    page.keyboard.press("?")
+    widget.locator(".xw-tv-help .xw-tv-close").click()
+    press_and_check(page, widget, "s")
+    box = widget.locator("canvas").bounding_box()
+    left, right = LABEL_W + 0.3 * (box["width"] - LABEL_W), LABEL_W + 0.7 * (box["width"] - LABEL_W)
+    page.mouse.move(box["x"] + left, box["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(box["x"] + right, box["y"] + 200, steps=5)
+    page.mouse.up()
+    toggle = widget.locator(".xw-tv-pivot .xw-tv-toggle").first
+    toggle.wait_for(timeout=15_000)
+    toggle.click()
+    page.wait_for_function("() => !document.querySelector('.xw-tv-pivot .xw-tv-toggle')?.matches(':focus')")
+    press_and_check(page, widget, "a")
+
     # Escape gives the keys back to the notebook.
     page.keyboard.press("Escape")
     assert not page.evaluate(STAGE_FOCUSED)

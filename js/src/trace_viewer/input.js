@@ -151,6 +151,14 @@ export const inputMethods = {
     else this.el.getRootNode().activeElement?.blur();
   },
 
+  // A control of the widget that a re-render removed or hid (the details after a flow link, a
+  // regrouped pivot, the help closed) leaves focus on the page's body: the timeline takes it back.
+  keepFocus(lost) {
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    if (this.el.isConnected && (!lost.isConnected || !lost.checkVisibility())) this.stage.focus({ preventScroll: true });
+  },
+
   keyUp(e) {
     this.held.delete(e.key.toLowerCase());
   },

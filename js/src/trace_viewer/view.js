@@ -137,7 +137,10 @@ export class TraceView {
     on(this.stage, "wheel", (e) => this.wheel(e), { passive: false });
     // Keys typed in the widget are the widget's: no notebook shortcut sees them (lib/keys.js).
     this.disposers.push(ownKeys(this.el, (e, target) => this.ownKey(e, target)));
-    on(this.el, "focusout", () => this.held.clear());
+    on(this.el, "focusout", (e) => {
+      this.held.clear();
+      if (!e.relatedTarget) queueMicrotask(() => this.keepFocus(e.target));
+    });
     onModel("change:window", () => this.windowFromModel());
     onModel("change:selected_events", () => this.selectionFromModel());
     onModel("change:height", () => this.relayout());
