@@ -18,10 +18,10 @@ def test_notes_show_under_the_views(request, app_name, tmp_path):
     data = TRACE.read_bytes()
     damaged = tmp_path / "<img src=x onerror=alert(1)>.pt.trace.json.gz"
     damaged.write_bytes(data[: len(data) * 2 // 3])  # a copy cut short
-    page = app.open_and_run(app.notebook(f"notes_{app_name}.ipynb", [
-        f"import xprof_widgets as xw\np = xw.open_profile({str(damaged)!r})\n"
-        "tv = xw.TraceViewer(p)\ntv",
-        "xw.InputPipeline(p)"]))
+    first = (f"import xprof_widgets as xw\np = xw.open_profile({str(damaged)!r})\n"
+             "tv = xw.TraceViewer(p)\ntv")
+    page = app.open_and_run(app.notebook(f"notes_{app_name}.ipynb",
+                                         [first, "xw.InputPipeline(p)"]))
     app.wait_ready(page, ".xw-trace-viewer[data-ready='1']")
     strips = page.locator(".xw-notes")
     strips.first.wait_for(state="visible", timeout=30_000)

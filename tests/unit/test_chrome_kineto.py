@@ -12,7 +12,6 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets.trace import TraceIndex
 
-
 PUBLIC = Path(__file__).parents[1] / "data" / "public" / "hta"
 NCCL = PUBLIC / "nccl_parser_config" / "nccl_data.json.gz"
 NO_METADATA = PUBLIC / "trace_compare" / "base" / "base.json.gz"
