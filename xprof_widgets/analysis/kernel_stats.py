@@ -8,15 +8,18 @@ As XProf builds them (xprof/convert/xplane_to_kernel_stats_db.cc, utils/kernel_s
   separated; a missing dimension is 1);
 - its op: the name of its `tf_op` stat; for an XLA kernel (`hlo_op` stat), the framework op of
   that HLO instruction as `name:type` (the HLO metadata's op name and type);
-- it uses TensorCores when its name contains one of XProf's patterns (`KERNEL_TC_PATTERNS`); its
-  op is TensorCore-eligible when the op's `equation` is an einsum of two operands, the op name
-  ends like a matrix or convolution op (`_op_eligible`), or the kernel uses TensorCores;
+- it uses TensorCores when its name contains one of XProf's patterns (tensor_core.py); its op
+  is TensorCore-eligible when the op's `equation` is an einsum of two operands, the op name
+  ends like a matrix or convolution op (`is_op_eligible`), or the kernel uses TensorCores;
 - one row per unique (kernel, launch parameters, TensorCore use and eligibility, op), the first
   kernel's occupancy kept; durations in whole nanoseconds, as XProf counts them; rows by total
   time (then by kernel name and parameters), at most 1000.
 
 XProf finds a kernel's HLO instruction by its `program_id` stat only; we also find the module by
 the `hlo_module` stat's name, as the op profile does (`by_module_name=False`: XProf's way).
+
+PyTorch profiler (Kineto) traces state the same facts as args of their `kernel` events; their
+part is kineto_kernels.py (exact picosecond durations, the launching CPU op as the op).
 
 TPU runs have no kernels, except custom calls (Pallas and Mosaic `tpu_custom_call` kernels):
 XLA has no cost model for them, so they are listed here with their time and occurrences, one
@@ -35,21 +38,13 @@ from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .hlo_cost import HloCosts
 from .hosts import host_parts
+from .kineto import KERNEL, has_category
+from .kineto_kernels import kineto_kernel_part
 from .op_profile import is_custom_call
 from .steps import stat_hits, track_events
+from .tensor_core import is_einsum_eligible, is_op_eligible, uses_tensor_core
 
 MAX_ROWS = 1000
-KERNEL_TC_PATTERNS = (
-    "16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2", "direct_group",
-    "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832", "i8816", "s884", "s1688",
-    "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_sparse_gemm",
-    "xmma_warp_specialized_implicit_gemm")
-"""Substrings of kernel names that use TensorCores (XProf's list: volta_h884gemm, ...)."""
-_ELIGIBLE_SUFFIXES = (
-    "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D", "DepthwiseConv2dNative",
-    "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "/MatMul",
-    "FusedMatMul", "/CudnnRNN", "XlaDot", "XlaDotV2")
-_ELIGIBLE_PARTS = ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
 _GPU = re.compile(r"^/device:GPU:\d+$")
 _TPU_CORE = re.compile(r"^/device:TPU:\d+$")
 COLUMNS = [
@@ -60,20 +55,6 @@ COLUMNS = [
 _KEY = ["kernel_name", "grid", "block", "registers_per_thread", "static_shmem_bytes",
         "dynamic_shmem_bytes", "is_kernel_using_tensor_core", "is_op_tensor_core_eligible",
         "op_name"]
-
-
-def uses_tensor_core(kernel_name: str) -> bool:
-    """Whether a kernel's name says it runs on TensorCores (XProf's pattern list)."""
-    return any(p in kernel_name for p in KERNEL_TC_PATTERNS)
-
-
-def _op_eligible(op_name: str) -> bool:
-    return op_name.endswith(_ELIGIBLE_SUFFIXES) or any(p in op_name for p in _ELIGIBLE_PARTS)
-
-
-def _einsum_eligible(equation: str) -> bool:
-    sides = equation.split("->")
-    return bool(equation) and len(sides) == 2 and len(sides[0].split(",")) == 2
 
 
 def parse_launch(details: str) -> dict[str, Any]:
@@ -136,12 +117,14 @@ def kernel_stats(profile: Profile, by_module_name: bool = True) -> pd.DataFrame:
 def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     parts = [p.part for p in host_parts(profile, gpu_kernel_part, by_module_name)
              if len(p.part)]
+    parts += [p.part for p in host_parts(profile, kineto_kernel_part) if len(p.part)]
     return _rows(pd.concat(parts, ignore_index=True)) if parts else _empty()
 
 
 def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     """One host's part (analysis/hosts.py): a row per kind of kernel launch (kernel, launch
-    parameters, op) with its occurrences and total/min/max ns; `_rows` adds the hosts' up."""
+    parameters, op) with its occurrences and total/min/max time in whole ns (as ps, `tick_ps`
+    1000); `_rows` adds the hosts' up. Kineto traces have their own part (kineto_kernels)."""
     tracks = profile.tracks
     gpu = tracks.index[tracks["section"].map(lambda s: bool(_GPU.match(s))).to_numpy(bool)]
     events = np.sort(track_events(profile, gpu.to_numpy()))  # file order: planes, lines
@@ -159,10 +142,10 @@ def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     launches = pd.DataFrame(columns)
     combo = launches.groupby(list(columns), sort=False).ngroup().to_numpy()
     kinds = launches.drop_duplicates().reset_index(drop=True)  # ngroup numbers them in this order
-    duration = profile.duration_ps[kernels] // 1000
-    per_kind = pd.DataFrame({"kind": combo, "ns": duration}).groupby("kind").agg(
-        occurrences=("ns", "size"), total_ns=("ns", "sum"), min_ns=("ns", "min"),
-        max_ns=("ns", "max"))
+    duration = profile.duration_ps[kernels] // 1000 * 1000  # whole ns, as XProf counts them
+    per_kind = pd.DataFrame({"kind": combo, "ps": duration}).groupby("kind").agg(
+        occurrences=("ps", "size"), total_ps=("ps", "sum"), min_ps=("ps", "min"),
+        max_ps=("ps", "max"))
     names = profile.metadata["name"].to_numpy(dtype=object)
     lookup = _HloOps(profile, by_module_name)
     rows = []
@@ -173,18 +156,19 @@ def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
         name = str(names[kind.meta])
         row = {**parse_launch(str(texts["details"][kind.details])), "kernel_name": name,
                "is_kernel_using_tensor_core": uses_tensor_core(name), "op_name": "",
-               "is_op_tensor_core_eligible": False, **per_kind.loc[k].to_dict()}
+               "is_op_tensor_core_eligible": False, **per_kind.loc[k].to_dict(),
+               "tick_ps": 1000}
         if text["tf_op"]:
             row["op_name"] = parse_framework_op(text["tf_op"]).name
             row["is_op_tensor_core_eligible"] = (
-                _einsum_eligible(text["equation"]) or _op_eligible(row["op_name"])
+                is_einsum_eligible(text["equation"]) or is_op_eligible(row["op_name"])
                 or row["is_kernel_using_tensor_core"])
         if text["hlo_op"]:
             op = lookup.op_of(int(kind.pid) if kind.has_pid else None, text["hlo_module"],
                               text["hlo_op"].split("::")[-1])
             if op is not None:
                 row["op_name"] = op
-                row["is_op_tensor_core_eligible"] = (_op_eligible(op)
+                row["is_op_tensor_core_eligible"] = (is_op_eligible(op)
                                                      or row["is_op_tensor_core_eligible"])
         rows.append(row)
     return pd.DataFrame(rows)
@@ -205,18 +189,19 @@ def _codes(profile: Profile, events: np.ndarray, stat: str) -> tuple[np.ndarray,
 def _rows(frame: pd.DataFrame) -> pd.DataFrame:
     grouped = frame.groupby(_KEY, sort=False, dropna=False).agg(
         occupancy_pct=("occupancy_pct", "first"), occurrences=("occurrences", "sum"),
-        total_ns=("total_ns", "sum"), min_ns=("min_ns", "min"),
-        max_ns=("max_ns", "max")).reset_index()
+        total_ps=("total_ps", "sum"), min_ps=("min_ps", "min"), max_ps=("max_ps", "max"),
+        tick_ps=("tick_ps", "max")).reset_index()
     grouped["grid0"], grouped["grid1"], grouped["grid2"] = zip(*grouped["grid"], strict=True)
     grouped["block0"], grouped["block1"], grouped["block2"] = zip(*grouped["block"],
                                                                   strict=True)
-    order = ["total_ns", "kernel_name", "grid0", "grid1", "grid2", "block0", "block1", "block2",
+    order = ["total_ps", "kernel_name", "grid0", "grid1", "grid2", "block0", "block1", "block2",
              "registers_per_thread", "static_shmem_bytes", "dynamic_shmem_bytes",
              "is_kernel_using_tensor_core", "is_op_tensor_core_eligible", "op_name"]
     grouped = grouped.sort_values(order, ascending=[False] + [True] * (len(order) - 1),
                                   kind="stable").head(MAX_ROWS).reset_index(drop=True)
-    total = grouped["total_ns"].to_numpy(np.int64)
+    total = grouped["total_ps"].to_numpy(np.int64)
     occurrences = grouped["occurrences"].to_numpy(np.int64)
+    tick = grouped["tick_ps"].to_numpy(np.int64)
     return pd.DataFrame({
         "rank": np.arange(1, len(grouped) + 1),
         "kernel_name": grouped["kernel_name"].astype(str),
@@ -230,10 +215,10 @@ def _rows(frame: pd.DataFrame) -> pd.DataFrame:
         "is_kernel_using_tensor_core": grouped["is_kernel_using_tensor_core"].astype(bool),
         "op_name": grouped["op_name"].astype(str),
         "occurrences": occurrences,
-        "total_duration_us": total / 1e3,
-        "avg_duration_us": (total // occurrences) / 1e3,
-        "min_duration_us": grouped["min_ns"].to_numpy(np.int64) / 1e3,
-        "max_duration_us": grouped["max_ns"].to_numpy(np.int64) / 1e3,
+        "total_duration_us": total / 1e6,
+        "avg_duration_us": (total // occurrences // tick * tick) / 1e6,
+        "min_duration_us": grouped["min_ps"].to_numpy(np.int64) / 1e6,
+        "max_duration_us": grouped["max_ps"].to_numpy(np.int64) / 1e6,
     })[COLUMNS]
 
 
@@ -305,7 +290,8 @@ def custom_call_part(profile: Profile) -> pd.DataFrame:
 
 
 def kernel_stats_available(profile: Profile) -> bool:
-    """Whether the profile has GPU planes (as XProf offers the tool) or TPU custom calls."""
+    """Whether the profile has GPU planes (as XProf offers the tool), Kineto kernels or TPU
+    custom calls."""
     sections = profile.sections["name"]
     return bool(sections.map(lambda s: bool(_GPU.match(s))).any()) or \
-        len(custom_call_kernels(profile)) > 0
+        has_category(profile, KERNEL) or len(custom_call_kernels(profile)) > 0
