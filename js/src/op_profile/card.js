@@ -23,7 +23,7 @@ export function cardContent(d, pinned, onClose, link = null) {
     ["Program", d.program],
     ["Time", `${fmt.time(d.time_us)} in ${fmt.count(d.occurrences)} runs (avg ${fmt.time(d.avg_time_us)})`],
     ["FLOPS util", util(d.flops_utilization, d.has_peaks)],
-    ["Memory util", util(d.bandwidth_utilization, d.has_peaks)],
+    ["BW util", util(d.bandwidth_utilization, d.has_peaks)],  // the table's name for it
     ["FLOP rate", fmt.si(d.flop_rate, "FLOP/s")],
     ["Bandwidth", d.bandwidth_gbps === null ? "—" : `${d.bandwidth_gbps.toFixed(2)} GB/s`],
     ["FLOP/byte", ratio(d.arithmetic_intensity)],
