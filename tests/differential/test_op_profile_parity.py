@@ -9,7 +9,12 @@ FLOPS and bandwidth utilization, per category and per program too. Differences w
 - A TPU op without a `memory_access_breakdown` stat has 0% HBM bandwidth in XProf; we take its
   `bytes_accessed` as its HBM traffic.
 - XProf lists no GPU op when no kernel is grouped into a step (no `group_id`, as on our
-  synthetic GPU profile); we list the kernels by their `hlo_op`.
+  synthetic GPU profile); we list the kernels by their `hlo_op`. XProf's op profile is then
+  one IDLE node, the GPU planes' spans added up, each span taken from the events' offsets from
+  their own line's timestamp; ours is the timeline's span (on the synthetic GPU profiles the
+  first and the last event lie on lines 1 ns apart: XProf's span is 1 ns shorter per GPU).
+- GPUs without XLA ops (XProf's 2020 TensorFlow demo): XProf's one IDLE node as above; we say
+  there are no XLA ops to profile.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import xprof_oracle
 import xprof_widgets as xw
 from xprof_widgets.analysis.op_profile import analyze_op_profile
 from xprof_widgets.errors import ProfileError
+from xprof_widgets.profile.schema import XSpace
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
@@ -57,11 +63,11 @@ def case(request):
         ours = analyze_op_profile(profile)
     except ProfileError as error:
         ours = error
-    return profile, theirs, ours
+    return profile, theirs, ours, request.param
 
 
 def test_ops_where_xprof_lists_them(case):
-    profile, theirs, ours = case
+    profile, theirs, ours, _ = case
     if not theirs["ops"]:
         if isinstance(ours, ProfileError):
             assert "no XLA ops" in str(ours)
@@ -96,9 +102,51 @@ def without_breakdown(profile: xw.Profile) -> set[tuple[int, str]]:
             if "program_id" in stats and "memory_access_breakdown" not in stats}
 
 
+def gpu_spans_ps(path: Path, line_relative: bool) -> int:
+    """The GPU planes' spans (first event's start to last event's end) added up: on the timeline,
+    or as XProf takes them, from each event's offset from its own line's timestamp."""
+    space = XSpace()
+    space.ParseFromString(path.read_bytes())
+    total = 0
+    for plane in space.planes:
+        if not plane.name.startswith("/device:GPU:"):
+            continue
+        origin = {line.id: 0 if line_relative else 1000 * line.timestamp_ns
+                  for line in plane.lines}
+        starts = [origin[line.id] + e.offset_ps for line in plane.lines for e in line.events]
+        ends = [origin[line.id] + e.offset_ps + e.duration_ps
+                for line in plane.lines for e in line.events]
+        total += max(ends) - min(starts) if starts else 0
+    return total
+
+
+def assert_xprof_lists_no_op(path: Path, theirs: dict, ours) -> None:
+    """Where XProf lists no op it lists no category or program either. Rules: a CPU run's op
+    profile is empty in XProf, ours lists the XLA CPU ops where there are any; on GPUs without
+    ops grouped into steps XProf's root is one IDLE node holding the GPUs' spans (from
+    line-relative offsets), ours lists the kernels' categories over the timeline's spans, or
+    says there are no XLA ops (TensorFlow's own kernels)."""
+    assert theirs["categories"] == {} and theirs["programs"] == {}
+    root = xprof_oracle.run(path, "op_profile", {"group_by": "category"})["byCategory"]
+    if theirs["device_type"] == "CPU_ONLY":
+        assert theirs["total_time_ps"] == 0 and root["name"] == "by_category"
+    else:
+        assert theirs["device_type"] == "GPU" and root["name"] == "IDLE"
+        assert theirs["total_time_ps"] == gpu_spans_ps(path, line_relative=True)
+    if isinstance(ours, ProfileError):
+        assert "no XLA ops" in str(ours)
+        return
+    assert ours.device.kind == ("CPU" if theirs["device_type"] == "CPU_ONLY" else "GPU")
+    table = ours.table(group_by="category")
+    assert (table["kind"] == "op").any() and (table["kind"] != "op").any()
+    if ours.device.kind == "GPU":
+        assert ours.total_time_ps == gpu_spans_ps(path, line_relative=False)
+
+
 def test_categories_and_programs(case):
-    _, theirs, ours = case
+    _, theirs, ours, path = case
     if not theirs["ops"]:
+        assert_xprof_lists_no_op(path, theirs, ours)
         return
     assert close(ours.total_time_ps, theirs["total_time_ps"])
     assert close(ours.idle_time_ps, theirs["idle_time_ps"])
