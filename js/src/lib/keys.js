@@ -2,7 +2,7 @@
 // (A and B insert cells, D D deletes one, X cuts, M and Y change its type, Enter edits, Shift+Enter
 // runs), and Notebook 7 listens for them on `document` in the capture phase: before any listener
 // inside the widget runs, so stopping a key there is too late. A capture listener on `window` runs
-// before every other listener on the page, in any host (JupyterLab, Notebook 7, marimo, Colab).
+// before every other listener on the page, whatever the host.
 
 const KEY_EVENTS = ["keydown", "keypress", "keyup"];
 const CAPTURE = { capture: true };
@@ -32,9 +32,11 @@ export function ownKeys(el, handle) {
   };
 }
 
-/** Whether typing into `node` edits text (its keys are its own, not shortcuts). */
+const KEYLESS_INPUTS = new Set(["checkbox", "radio", "button", "submit", "reset", "range", "color"]);
+
+/** Whether `node` takes typed keys itself (a text box, a select), so they are not shortcuts. */
 export function isTextField(node) {
-  return node instanceof HTMLElement && (node.isContentEditable ||
-    node.tagName === "TEXTAREA" || node.tagName === "SELECT" ||
-    (node.tagName === "INPUT" && !["checkbox", "radio", "button", "submit", "reset", "range", "color"].includes(node.type)));
+  if (!(node instanceof HTMLElement)) return false;
+  if (node.tagName === "INPUT") return !KEYLESS_INPUTS.has(node.type);
+  return node.tagName === "TEXTAREA" || node.tagName === "SELECT" || node.isContentEditable;
 }

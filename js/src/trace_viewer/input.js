@@ -156,7 +156,8 @@ export const inputMethods = {
   keepFocus(lost) {
     const active = document.activeElement;
     if (active && active !== document.body) return;
-    if (this.el.isConnected && (!lost.isConnected || !lost.checkVisibility())) this.stage.focus({ preventScroll: true });
+    const gone = !lost.isConnected || lost.checkVisibility?.() === false;
+    if (gone && this.el.isConnected) this.stage.focus({ preventScroll: true });
   },
 
   keyUp(e) {
