@@ -9,9 +9,11 @@ each step's time, its input time, and on TensorFlow runs the bottleneck. Differe
   rule): our time less `before_step_us` is XProf's, our input less the input before the marker
   is XProf's, the time before the marker that is not input is ours as "other";
 - JAX's `DevicePut` is input (host-to-device) for us, nothing for XProf;
-- host compute: ours is the work on the thread that runs the steps; XProf's grouping may add
-  other threads' (more on 3 TensorFlow steps), so on TensorFlow runs ours is at most XProf's and
-  host compute + other are XProf's host compute + all others; on JAX CPU runs the XLA ops are our
+- host compute: ours is the work on the thread that runs the steps; XProf's step grouping, which
+  follows work across threads, adds other threads' work to three steps of the slow-map
+  TensorFlow run (`XPROF_ADDS_HOST_COMPUTE`: steps 6, 8 and 11, by 68.663, 278.670 and 316.240
+  us), where our "other" is larger by as much; on every other TensorFlow step the two are equal,
+  and host compute + other are XProf's host compute + all others; on JAX CPU runs the XLA ops are our
   device compute (XProf: host compute, or all others where its grouping misses them), so the
   bottleneck differs there;
 - XProf finds no step on the synthetic GPU profiles and no core on the synthetic TPU one (its
@@ -23,7 +25,6 @@ each step's time, its input time, and on TensorFlow runs the bottleneck. Differe
 from __future__ import annotations
 
 import fixture_files
-import numpy as np
 import pytest
 import xprof_oracle
 
@@ -34,7 +35,13 @@ from xprof_widgets.analysis.pod_viewer import XPROF_NAMES, analyze_pod_viewer
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
 NOTHING = r"(?!)"  # tf.data's waits only, as XProf (see test_input_pipeline_parity.py)
-US = 6e-4  # XProf prints microseconds with 3 decimals
+US = 0.5e-3 + 1e-9
+"""Half of XProf's last printed digit (it prints microseconds with 3 decimals; our times are
+whole nanoseconds, so they round to XProf's exactly), plus the float rounding of ps to us."""
+XPROF_ADDS_HOST_COMPUTE = {"tf_keras_cpu_slow_map.xplane.pb": {6: 68.663, 8: 278.670, 11: 316.240}}
+"""Host compute (us) XProf counts in a step beyond ours, by fixture and our step number: work of
+other threads its step grouping adds (to the nanosecond, as XProf prints it). The fast run and
+every other step: none."""
 XPROF_PART = {"compute_us": "1", "device_to_device_us": "2", "collectives_us": "3",
               "host_compute_us": "4", "input_us": "6", "output_us": "7", "compile_us": "8",
               "other_us": "9"}
@@ -62,13 +69,26 @@ def test_xprofs_names_of_the_parts(case):
             assert names[key] == XPROF_NAMES[column]
 
 
+def assert_xprof_breaks_nothing_down(name: str, doc: dict, rows) -> None:
+    """Rule: XProf finds no step on the synthetic GPU profiles and no core in the synthetic TPU
+    one's steps (they lack core details); we break every core down under every step. The TPU
+    inference run marks no step: neither XProf nor we have a row."""
+    steps_by_xprof = doc["podStatsSequence"]["podStatsMap"]
+    assert not any(m["podStatsPerCore"] for m in steps_by_xprof)
+    if name == "tpu_v6e_inference.xplane.pb":
+        assert rows.empty and not steps_by_xprof
+        return
+    if name.startswith("synthetic_tpu"):
+        assert rows["step"].nunique() == len(steps_by_xprof) > 0
+    else:
+        assert name.startswith("synthetic_gpu") and not steps_by_xprof
+    assert len(rows) == rows["step"].nunique() * rows["core"].nunique() > 0
+
+
 def test_steps_times_and_input(case):
     name, doc, records, rows, steps = case
-    steps_by_xprof = doc["podStatsSequence"]["podStatsMap"]
-    if not records:  # Rule: XProf has no step or no core; we break every core down
-        if name.startswith("synthetic_tpu"):
-            assert rows["step"].nunique() == len(steps_by_xprof) > 0
-        assert len(rows) > 0 or name == "tpu_v6e_inference.xplane.pb"
+    if not records:
+        assert_xprof_breaks_nothing_down(name, doc, rows)
         return
     if on_gpus(rows):
         assert_one_gpu_per_step(records, rows)
@@ -108,9 +128,15 @@ def assert_one_gpu_per_step(records: list, rows) -> None:
 
 
 def test_host_compute_and_bottleneck(case):
-    name, _, records, rows, steps = case
-    if not records or on_gpus(rows):  # GPUs: see assert_one_gpu_per_step
+    name, doc, records, rows, steps = case
+    if not records:  # no host compute or bottleneck of XProf's to compare with
+        assert_xprof_breaks_nothing_down(name, doc, rows)
         return
+    if on_gpus(rows):  # the bottleneck: see assert_one_gpu_per_step
+        assert all(theirs["stepBreakdownUs"]["4"] == 0 for _, theirs in records)
+        assert (rows["host_compute_us"] == 0).all()
+        return
+    added = XPROF_ADDS_HOST_COMPUTE.get(name, {})
     for (_, theirs), (_, ours), (_, step) in zip(records, rows.iterrows(), steps.iterrows(),
                                                 strict=True):
         parts = theirs["stepBreakdownUs"]
@@ -121,13 +147,10 @@ def test_host_compute_and_bottleneck(case):
         assert abs(busy - parts["4"] - parts["9"]) < US
         if name.startswith("tf"):
             assert ours["compute_us"] == 0  # no XLA op on a TensorFlow CPU run
-            assert ours["host_compute_us"] <= parts["4"] + US
+            assert abs(ours["host_compute_us"] + added.get(ours["step"], 0.0) - parts["4"]) < US
             assert ours["bottleneck"] == theirs["bottleneck"]
         else:  # the XLA ops are device compute for us
             assert ours["compute_us"] > 0
             expected = max(XPROF_PART, key=lambda c: ours[c])
             assert ours["bottleneck"] == XPROF_NAMES[expected]
-    if name.startswith("tf"):
-        host = rows["host_compute_us"].to_numpy()
-        xprof = np.array([t["stepBreakdownUs"]["4"] for _, t in records])
-        assert (np.abs(host - xprof) < US).sum() >= len(rows) - 3  # equal but where XProf adds
+    assert set(added) <= set(rows["step"])
