@@ -190,6 +190,7 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
     toggle.click()
     page.wait_for_function("() => !document.querySelector('.xw-tv-pivot .xw-tv-toggle')?.matches(':focus')")
     press_and_check(page, widget, "a")
+    harness.screenshot(widget, f"trace_viewer_keys_{app_name}_pivot")
 
     # Escape gives the keys back to the notebook.
     page.keyboard.press("Escape")
