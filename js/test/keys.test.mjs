@@ -45,16 +45,19 @@ test("keys inside the widget stop at window and go to it; others pass; Ctrl/⌘+
       window.dispatchEvent(save);
       assert.equal(save.stopped, false);
     }
+    const letGo = keyEvent("keyup", "s", inside, { ctrlKey: true }); // S held, then Ctrl: still let go
+    window.dispatchEvent(letGo);
+    assert.equal(letGo.stopped, true);
     const cut = keyEvent("keydown", "x", inside, { ctrlKey: true });
     window.dispatchEvent(cut);
     assert.equal(cut.stopped, true);
-    assert.equal(handled.length, 5);
+    assert.equal(handled.length, 6);
 
     dispose();
     const after = keyEvent("keydown", "d", inside);
     window.dispatchEvent(after);
     assert.equal(after.stopped, false);
-    assert.equal(handled.length, 5);
+    assert.equal(handled.length, 6);
   } finally {
     globalThis.window = saved;
   }

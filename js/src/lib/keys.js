@@ -7,9 +7,9 @@
 const KEY_EVENTS = ["keydown", "keypress", "keyup"];
 const CAPTURE = { capture: true };
 
-/** Ctrl/⌘+S still saves the notebook; every other key inside `el` stops there. */
+/** Ctrl/⌘+S still saves the notebook; its keyup is the widget's, so a held S is let go. */
 function passesToHost(e) {
-  return (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s";
+  return e.type === "keydown" && (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s";
 }
 
 /**
