@@ -6,14 +6,17 @@ import contextlib
 import io
 
 import pytest
-from IPython.testing.globalipapp import start_ipython
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
 import xprof_widgets as xw
 
 
 @pytest.fixture(scope="module")
 def shell():
-    return start_ipython()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    return InteractiveShell.instance(config=config)  # the one shell test_magics.py uses too
 
 
 def test_a_bad_path_prints_only_the_message(shell, tmp_path):
