@@ -26,6 +26,7 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.model import Profile
 from .framework_op_stats import FrameworkOpStatsAnalysis, analyze_framework_op_stats
+from .gpu_time import host_works, time_breakdown_table
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
@@ -185,3 +186,10 @@ def _precision(ops: OpProfileAnalysis | None) -> dict[str, Any] | None:
                      "the reduced accuracy is acceptable).")
     return {"compute_us": total / 1e6, "compute_16bit_share": share16,
             "compute_32bit_share": 1 - share16, "statement": statement}
+
+
+def time_breakdown(profile: Profile) -> pd.DataFrame:
+    """Each rank's GPU time split into idle, compute and non-compute, as HTA's
+    get_temporal_breakdown reports it (analysis/gpu_time.py; gpu_time.TIME_COLUMNS); one row
+    per host file with GPU work, none for a trace without any."""
+    return time_breakdown_table(host_works(profile))

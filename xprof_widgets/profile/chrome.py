@@ -50,6 +50,8 @@ def decode_chrome(data: bytes, source: str, host: str) -> HostTrace:
     if damage:
         builder.notes.append(damage)
     builder.base_ns = _base_ns(header, builder.notes)
+    if isinstance(header.get("distributedInfo"), dict):  # Kineto's rank, world size, backend
+        builder.section_stats["distributedInfo"] = header["distributedInfo"]
     return builder.build(events)
 
 
@@ -301,6 +303,7 @@ class _Builder:
         self.host = host
         self.base_ns = 0  # the epoch ns that `ts` counts from (Kineto's baseTimeNanoseconds)
         self.shift_ps = 0  # what the columns subtract from each exact time: the origin, floored
+        self.section_stats: dict[str, Any] = {}  # from the trace's header, on every process
         self.process_names: dict[Any, str] = {}
         self.process_labels: dict[Any, str] = {}  # Kineto's `process_labels`: "GPU 0", "CPU"
         self.device_pids: set = set()  # processes holding kernels, copies or memsets
@@ -617,7 +620,7 @@ class _Builder:
             kind = plane_kind(name) if name.startswith("/") else (
                 "device" if pid in self.device_pids or _is_device(label) or _is_device(name)
                 else "host")
-            sections.append(Section(name=name, kind=kind,
+            sections.append(Section(name=name, kind=kind, stats=dict(self.section_stats),
                                     sort_key=(pid not in self.process_order,
                                               self.process_order.get(pid, 0), kind != "device",
                                               natural_key(name))))

@@ -7,6 +7,7 @@ op (sortable, filterable, Export as CSV). On TPU runs the table lists the custom
     ks = xw.KernelStats("/logs/run")
     ks.to_dataframe()          # kernel_name, registers_per_thread, shmem_bytes, block_dim, ...
     ks.to_csv("kernels.csv")
+    ks.kernel_breakdown()      # PyTorch traces: time per kernel type and overlap, per rank (HTA)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import pandas as pd
 import traitlets
 
+from ..analysis.gpu_time import kernel_breakdown
 from ..analysis.kernel_stats import custom_call_kernels, kernel_stats
 from ..profile.model import Profile
 from ..profile.open import open_profile
@@ -59,6 +61,12 @@ class KernelStats(CsvExport, RequestWidget):
     def custom_calls(self) -> pd.DataFrame:
         """TPU custom-call kernels (Pallas, Mosaic): time and occurrences per kernel op."""
         return custom_call_kernels(self.profile)
+
+    def kernel_breakdown(self) -> pd.DataFrame:
+        """GPU time per kernel type (COMPUTATION, COMMUNICATION, MEMORY) and overlap of types,
+        per rank, as HTA's get_gpu_kernel_breakdown reports it: rank, kernel_type, total_us,
+        percentage (analysis/gpu_time.py). Empty for a profile without Kineto GPU work."""
+        return kernel_breakdown(self.profile)
 
     @handler("table")
     def _table(self) -> dict:

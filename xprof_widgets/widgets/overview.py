@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pandas as pd
+
 from .. import tools as registry
 from ..analysis.overview import Overview as OverviewData
-from ..analysis.overview import overview
+from ..analysis.overview import overview, time_breakdown
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
@@ -32,6 +34,13 @@ class Overview(RequestWidget):
         if self._data is None:
             self._data = overview(self.profile)
         return self._data
+
+    def time_breakdown(self) -> pd.DataFrame:
+        """Each rank's GPU time split into idle, compute and non-compute, as HTA's
+        get_temporal_breakdown reports it: rank, idle_us, compute_us, non_compute_us,
+        kernel_us and the three shares in percent (analysis/gpu_time.py). Empty for a profile
+        without Kineto GPU work."""
+        return time_breakdown(self.profile)
 
     @handler("overview")
     def _overview(self) -> dict:

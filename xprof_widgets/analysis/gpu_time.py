@@ -1,0 +1,208 @@
+"""Where a GPU's time goes, as Holistic Trace Analysis (HTA) splits it, from Kineto traces.
+
+HTA (facebookresearch/HolisticTraceAnalysis, hta/analyzers/breakdown_analysis.py) defines:
+
+- GPU work: what ran on a stream, i.e. the events of a GPU process with a `stream` arg that
+  reads as an integer other than -1 (kernels, copies, memsets, syncs; MTIA's stream events);
+- a kernel's type by its name: COMMUNICATION `^nccl.*Kernel`, MEMORY `^Memcpy|^Memset|^dma`,
+  COMPUTATION unless `^nccl.*Kernel|.*Memcpy|^Memset|.*Sync`, else OTHER;
+- in a trace of two or more profiler steps (names with `ProfilerStep`), only the work launched
+  before the last step began: work whose `correlation` is that of a host call starting before
+  the latest start of a ProfilerStep annotation (CPU or GPU); the last step is often cut off;
+- the temporal breakdown: from the first work's start to the last one's end (kernel time),
+  idle is what no work covers, compute what COMPUTATION work covers, non-compute the rest;
+- the kernel breakdown: the time covered by each set of types at once (COMPUTATION,
+  COMMUNICATION, MEMORY, and `COMPUTATION overlapping COMMUNICATION` where both run), OTHER
+  left out, each as a share of all of it.
+
+HTA reads times as whole microseconds; here they are the trace's exact picoseconds. Where else
+we differ, and why: docs/from_hta.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..profile.model import PS_PER_US, Profile
+from .hosts import host_parts
+from .kineto import events_of, int_stat, meta_categories, rank_of
+
+TYPES = ("COMPUTATION", "COMMUNICATION", "MEMORY")
+"""HTA's kernel types that the breakdown splits, in the order it names overlaps."""
+OTHER = "OTHER"
+_COMMUNICATION = re.compile(r"^nccl.*Kernel")
+_MEMORY = re.compile(r"(^Memcpy)|(^Memset)|(^dma)")
+_NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
+STEP_MARK = "ProfilerStep"
+TIME_COLUMNS = ["rank", "idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct",
+                "compute_pct", "non_compute_pct"]
+KERNEL_COLUMNS = ["rank", "kernel_type", "total_us", "percentage"]
+
+
+def kernel_type(name: str) -> str:
+    """HTA's type of a GPU kernel by its name (hta.utils.utils.get_kernel_type)."""
+    if _COMMUNICATION.match(name):
+        return "COMMUNICATION"
+    if _MEMORY.match(name):
+        return "MEMORY"
+    return OTHER if _NOT_COMPUTE.match(name) else "COMPUTATION"
+
+
+@dataclass(frozen=True)
+class GpuWork:
+    """One rank's GPU work: each event's start and end (any one unit) and kernel type."""
+
+    rank: int
+    start: np.ndarray
+    end: np.ndarray
+    kernel_type: np.ndarray  # object: TYPES or OTHER
+
+
+def gpu_work_events(profile: Profile) -> np.ndarray:
+    """The GPU work HTA's breakdowns count (see the module doc), as global event indices."""
+    categories = set(meta_categories(profile).tolist()) - {""}  # HTA drops events without
+    device = events_of(profile, categories, "device")
+    device = device[_on_a_stream(profile.stat_column(device, "stream"))]
+    names = profile.metadata["name"].to_numpy(dtype=object)
+    steps = np.flatnonzero([STEP_MARK in str(n) for n in names])
+    if np.unique(names[steps]).shape[0] < 2:
+        return device
+    is_work = np.zeros(profile.n_events, bool)
+    is_work[device] = True
+    marks = np.flatnonzero(np.isin(profile.meta, steps) & ~is_work)
+    last_step = int(profile.start_ps[marks].max())
+    calls = events_of(profile, categories, "host")
+    has_call, call_corr = int_stat(profile, calls, "correlation")
+    early = call_corr[has_call & (profile.start_ps[calls] < last_step)]
+    has_corr, correlation = int_stat(profile, device, "correlation")
+    return device[has_corr & np.isin(correlation, early)]
+
+
+def _on_a_stream(streams: np.ndarray) -> np.ndarray:
+    """Whether each `stream` arg reads as an integer other than -1 (as HTA reads it: `int()`,
+    so "7" and 7.0 count, "0x0" does not)."""
+    def stream(value: object) -> int:
+        try:
+            return int(value)  # type: ignore[call-overload]
+        except (TypeError, ValueError, OverflowError):
+            return -1
+    return np.fromiter((stream(v) != -1 for v in streams.tolist()), bool, streams.shape[0])
+
+
+def gpu_work(profile: Profile) -> GpuWork:
+    """One host's GPU work with its rank, times in ps (a per-host part: analysis/hosts.py)."""
+    events = gpu_work_events(profile)
+    rows, row_of_event = np.unique(profile.meta[events], return_inverse=True)
+    names = profile.metadata["name"].to_numpy(dtype=object)[rows]
+    types = np.array([kernel_type(str(n)) for n in names], dtype=object)
+    start = profile.start_ps[events]
+    return GpuWork(rank=rank_of(profile), start=start, end=start + profile.duration_ps[events],
+                   kernel_type=types[row_of_event.reshape(-1)])
+
+
+def merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the intervals [start, end) as disjoint pieces (lo, hi), in order: a piece
+    opens where an interval starts after every earlier one ended (HTA's merge_kernel_intervals,
+    whose whole-microsecond intervals may end before they start; see docs/from_hta.md)."""
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    opens = np.ones(start.shape[0], bool)
+    opens[1:] = start[1:] > np.maximum.accumulate(end)[:-1]
+    first = np.flatnonzero(opens)
+    hi = np.maximum.reduceat(end, first) if first.shape[0] else end[:0]
+    return start[first], hi
+
+
+def union_length(start: np.ndarray, end: np.ndarray) -> int:
+    """How much time the intervals [start, end) cover together."""
+    lo, hi = merged(start, end)
+    return int((hi - lo).sum())
+
+
+def temporal_breakdown(work: GpuWork) -> dict[str, int]:
+    """idle, compute, non-compute and kernel time of one rank's work (HTA's definitions), in
+    the work's unit; all 0 without work."""
+    if not work.start.shape[0]:
+        return {"idle": 0, "compute": 0, "non_compute": 0, "kernel": 0}
+    lo, hi = merged(work.start, work.end)
+    kernel = int(hi[-1] - lo[0])
+    idle = kernel - int((hi - lo).sum())
+    compute_mask = work.kernel_type == "COMPUTATION"
+    compute = union_length(work.start[compute_mask], work.end[compute_mask])
+    return {"idle": idle, "compute": compute, "non_compute": kernel - compute - idle,
+            "kernel": kernel}
+
+
+def type_breakdown(work: GpuWork) -> dict[str, int]:
+    """Time covered by each set of kernel types running at once (`A overlapping B`), in the
+    work's unit; sets that never cover any time are left out."""
+    edges, change = [], []
+    for bit, name in enumerate(TYPES):
+        lo, hi = merged(*(side[work.kernel_type == name] for side in (work.start, work.end)))
+        edges += [lo, hi]
+        change += [np.full(lo.shape[0], 1 << bit), np.full(hi.shape[0], -(1 << bit))]
+    times = np.concatenate(edges).astype(np.int64)
+    if not times.shape[0]:
+        return {}
+    order = np.argsort(times, kind="stable")
+    times, running = times[order], np.cumsum(np.concatenate(change).astype(np.int64)[order])
+    spans = np.diff(times)
+    totals = pd.Series(spans).groupby(running[:-1]).sum()
+    return {_overlap_name(int(state)): int(total) for state, total in totals.items()
+            if state > 0 and total > 0}
+
+
+def _overlap_name(state: int) -> str:
+    return " overlapping ".join(name for bit, name in enumerate(TYPES) if state & (1 << bit))
+
+
+def time_breakdown_table(works: list[GpuWork], per_us: int = PS_PER_US) -> pd.DataFrame:
+    """HTA's temporal breakdown per rank (TIME_COLUMNS); `per_us`: the works' units per us."""
+    rows = []
+    for work in works:
+        if not work.start.shape[0]:
+            continue
+        part = temporal_breakdown(work)
+        kernel = part["kernel"]
+        rows.append({"rank": work.rank, **{f"{k}_us": v / per_us for k, v in part.items()},
+                     **{f"{k}_pct": 100 * part[k] / kernel if kernel else 0.0
+                        for k in ("idle", "compute", "non_compute")}})
+    return pd.DataFrame(rows, columns=TIME_COLUMNS).astype(
+        {"rank": np.int64, **dict.fromkeys(TIME_COLUMNS[1:], np.float64)})
+
+
+def kernel_breakdown_table(works: list[GpuWork], per_us: int = PS_PER_US) -> pd.DataFrame:
+    """HTA's kernel-type breakdown per rank (KERNEL_COLUMNS), largest first in each rank."""
+    frames = []
+    for work in works:
+        totals = type_breakdown(work)
+        if not totals:
+            continue
+        frame = pd.DataFrame({"rank": work.rank, "kernel_type": list(totals),
+                              "total": list(totals.values())})
+        frame = frame.sort_values(["total", "kernel_type"], ascending=[False, True],
+                                  kind="stable")
+        frame["total_us"] = frame["total"] / per_us
+        frame["percentage"] = 100 * frame["total"] / frame["total"].sum()
+        frames.append(frame[KERNEL_COLUMNS])
+    if not frames:
+        return pd.DataFrame({"rank": pd.Series(dtype=np.int64),
+                             "kernel_type": pd.Series(dtype=object),
+                             "total_us": pd.Series(dtype=np.float64),
+                             "percentage": pd.Series(dtype=np.float64)})
+    return pd.concat(frames, ignore_index=True)
+
+
+def host_works(profile: Profile) -> list[GpuWork]:
+    """Every host's GPU work (one rank per host file), memoized for both breakdowns."""
+    return profile.memo(("gpu_work",), lambda: [p.part for p in host_parts(profile, gpu_work)])
+
+
+def kernel_breakdown(profile: Profile) -> pd.DataFrame:
+    """Time per kernel type and overlap per rank, as HTA's get_gpu_kernel_breakdown
+    (include_memory_kernels=True) reports it (KERNEL_COLUMNS); empty without GPU work."""
+    return kernel_breakdown_table(host_works(profile))
