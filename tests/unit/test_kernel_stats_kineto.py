@@ -21,11 +21,11 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets import tools
 from xprof_widgets.analysis.kernel_stats import kernel_stats, kernel_stats_available
-from xprof_widgets.analysis.kineto import meta_categories
+from xprof_widgets.analysis.kineto import CPU_OPS, KERNELS, meta_categories
 from xprof_widgets.analysis.tensor_core import uses_tensor_core
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public" / "hta"
-RUNTIME = ("cuda_runtime", "cuda_driver")
+RUNTIME = ("cuda_runtime", "cuda_driver", "Runtime")
 
 
 def _json(path: Path) -> dict:
@@ -39,7 +39,7 @@ def _with_kernels() -> list[Path]:
     for path in sorted(CORPUS.rglob("*.json*")):
         data = path.read_bytes()
         data = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-        if b'"cat": "kernel"' in data or b'"cat":"kernel"' in data:
+        if any(f'"cat": "{c}"'.encode() in data for c in KERNELS):
             out.append(path)
     return out
 
@@ -92,7 +92,7 @@ def recount(path: Path) -> dict[tuple, dict]:
             calls.setdefault(e["args"]["correlation"], e)
     ops_by_thread, ops_by_ext = defaultdict(list), {}
     for index, e in enumerate(events):
-        if e.get("cat") == "cpu_op" and e.get("ph") == "X":
+        if e.get("cat") in CPU_OPS and e.get("ph") == "X":
             ops_by_thread[(e["pid"], e["tid"])].append(
                 (_ps(e["ts"]), -_ps(e["dur"]), index, e["name"]))
             args = e.get("args", {})
@@ -101,7 +101,7 @@ def recount(path: Path) -> dict[tuple, dict]:
         ops.sort()
     rows: dict[tuple, dict] = {}
     for e in events:
-        if e.get("cat") != "kernel":
+        if e.get("cat") not in KERNELS:
             continue
         args = e.get("args", {})
         key = (e["name"], int(args.get("registers per thread", 0)),

@@ -38,7 +38,7 @@ from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .hlo_cost import HloCosts
 from .hosts import host_parts
-from .kineto import KERNEL, has_category
+from .kineto import KERNELS, has_category
 from .kineto_kernels import kineto_kernel_part
 from .op_profile import is_custom_call
 from .steps import stat_hits, track_events
@@ -294,4 +294,4 @@ def kernel_stats_available(profile: Profile) -> bool:
     custom calls."""
     sections = profile.sections["name"]
     return bool(sections.map(lambda s: bool(_GPU.match(s))).any()) or \
-        has_category(profile, KERNEL) or len(custom_call_kernels(profile)) > 0
+        has_category(profile, KERNELS) or len(custom_call_kernels(profile)) > 0

@@ -14,8 +14,10 @@ import numpy as np
 
 from ..profile.model import Profile
 
-KERNEL = "kernel"
-CPU_OP = "cpu_op"
+KERNELS = ("kernel", "Kernel")
+"""Kineto's category of GPU kernels (`Kernel` in its 2022 and older traces)."""
+CPU_OPS = ("cpu_op", "Operator")
+"""Kineto's category of PyTorch's CPU ops (`Operator` in its older traces)."""
 
 
 def meta_categories(profile: Profile) -> np.ndarray:
@@ -25,9 +27,9 @@ def meta_categories(profile: Profile) -> np.ndarray:
          for stats in profile.metadata["stats"]], dtype=object))
 
 
-def has_category(profile: Profile, category: str) -> bool:
-    """Whether any metadata row is of this Kineto category (cheap: reads no events)."""
-    return bool((meta_categories(profile) == category).any())
+def has_category(profile: Profile, categories: Collection[str]) -> bool:
+    """Whether any metadata row is of these Kineto categories (cheap: reads no events)."""
+    return bool(np.isin(meta_categories(profile), list(categories)).any())
 
 
 def events_of(profile: Profile, categories: Collection[str], section_kind: str) -> np.ndarray:
@@ -47,6 +49,18 @@ def rank_of(profile: Profile) -> int:
         if type(rank) is int:
             return rank
     return 0
+
+
+def args_of(profile: Profile, events: np.ndarray, names: Collection[str]
+            ) -> dict[str, np.ndarray]:
+    """Several args of each event as object columns (None where absent), each event's args
+    decoded once rather than once per arg."""
+    out = {name: np.full(events.shape[0], None, dtype=object) for name in names}
+    for k, event in enumerate(events.tolist()):
+        stats = profile.event_stats(event)
+        for name, column in out.items():
+            column[k] = stats.get(name)
+    return out
 
 
 def int_stat(profile: Profile, events: np.ndarray, *names: str) -> tuple[np.ndarray, np.ndarray]:

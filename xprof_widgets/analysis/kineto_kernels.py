@@ -18,27 +18,37 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
-from .kineto import CPU_OP, KERNEL, events_of, innermost_enclosing, int_stat, meta_categories
+from .kineto import (
+    CPU_OPS,
+    KERNELS,
+    args_of,
+    events_of,
+    innermost_enclosing,
+    int_stat,
+    meta_categories,
+)
 from .tensor_core import is_op_eligible, uses_tensor_core
 
 _EXTERNAL_ID = ("External id", "external id")
+_LAUNCH = ("registers per thread", "shared memory", "grid", "block", "est. achieved occupancy %",
+           "correlation", *_EXTERNAL_ID)
+"""The kernel args read, each kernel's args decoded once."""
 
 
 def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
     """A row per kind of kernel launch (name, launch parameters, op) with its occurrences and
     total/min/max ps, in the columns of `kernel_stats.gpu_kernel_part`; empty without kernels."""
-    kernels = events_of(profile, (KERNEL,), "device")
+    kernels = events_of(profile, KERNELS, "device")
     if not kernels.shape[0]:
         return pd.DataFrame()
-    _, registers = int_stat(profile, kernels, "registers per thread")
-    _, shared = int_stat(profile, kernels, "shared memory")
-    grid = _dims(profile.stat_column(kernels, "grid"))
-    block = _dims(profile.stat_column(kernels, "block"))
-    op_names, op_code = _launching_ops(profile, kernels)
+    args = args_of(profile, kernels, _LAUNCH)
+    grid, block = _dims(args["grid"]), _dims(args["block"])
+    op_names, op_code = _launching_ops(profile, kernels, args)
     launches = pd.DataFrame({
-        "meta": profile.meta[kernels], "registers": registers, "shared": shared,
+        "meta": profile.meta[kernels], "registers": _ints(args["registers per thread"]),
+        "shared": _ints(args["shared memory"]),
         "g0": grid[0], "g1": grid[1], "g2": grid[2], "b0": block[0], "b1": block[1],
-        "b2": block[2], "op": op_code, "occupancy": _occupancy(profile, kernels),
+        "b2": block[2], "op": op_code, "occupancy": _occupancy(args["est. achieved occupancy %"]),
         "ps": profile.duration_ps[kernels]})
     kinds = launches.groupby(list(launches.columns[:10]), sort=False).agg(
         occupancy_pct=("occupancy", "first"), occurrences=("ps", "size"),
@@ -78,19 +88,31 @@ def _dims(column: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out[0], out[1], out[2]
 
 
-def _occupancy(profile: Profile, kernels: np.ndarray) -> np.ndarray:
+def _ints(column: np.ndarray) -> np.ndarray:
+    """An integer arg per kernel; 0 where it is missing or not an integer (as XProf reads a
+    missing launch parameter)."""
+    return np.fromiter((v if type(v) is int else 0 for v in column.tolist()), np.int64,
+                       column.shape[0])
+
+
+def _present(column: np.ndarray) -> np.ndarray:
+    """Where an integer arg is given."""
+    return np.fromiter((type(v) is int for v in column.tolist()), bool, column.shape[0])
+
+
+def _occupancy(column: np.ndarray) -> np.ndarray:
     """`est. achieved occupancy %` per kernel; NaN where the trace does not say."""
-    column = profile.stat_column(kernels, "est. achieved occupancy %")
-    return np.fromiter((float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                        else np.nan for v in column.tolist()), np.float64, column.shape[0])
+    return np.fromiter((float(v) if type(v) in (int, float) else np.nan
+                        for v in column.tolist()), np.float64, column.shape[0])
 
 
-def _launching_ops(profile: Profile, kernels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _launching_ops(profile: Profile, kernels: np.ndarray, args: dict[str, np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The op names ("" for none) and each kernel's code in them: the innermost cpu_op around the
     runtime call of the kernel's correlation, else the cpu_op of its External id."""
-    ops = events_of(profile, (CPU_OP,), "host")
+    ops = events_of(profile, CPU_OPS, "host")
     launched_by = np.full(kernels.shape[0], -1, np.int64)
-    has_corr, correlation = int_stat(profile, kernels, "correlation")
+    has_corr, correlation = _present(args["correlation"]), _ints(args["correlation"])
     calls = events_of(profile, _runtime_categories(profile), "host")
     has_call_corr, call_corr = int_stat(profile, calls, "correlation")
     calls, call_corr = calls[has_call_corr], call_corr[has_call_corr]
@@ -102,7 +124,9 @@ def _launching_ops(profile: Profile, kernels: np.ndarray) -> tuple[np.ndarray, n
         launched_by[linked] = innermost_enclosing(profile, call[linked], ops)
     unresolved = np.flatnonzero(launched_by < 0)
     if unresolved.shape[0] and ops.shape[0]:
-        has_ext, external = int_stat(profile, kernels[unresolved], *_EXTERNAL_ID)
+        new, old = (args[name][unresolved] for name in _EXTERNAL_ID)
+        column = np.where(_present(new), new, old)
+        has_ext, external = _present(column), _ints(column)
         has_op_ext, op_ext = int_stat(profile, ops, *_EXTERNAL_ID)
         by_ext = ops[has_op_ext][np.argsort(op_ext[has_op_ext], kind="stable")]
         ext_sorted = np.sort(op_ext[has_op_ext])
