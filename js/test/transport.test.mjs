@@ -1,6 +1,8 @@
-// The transport against a fake anywidget model: chunk reassembly, stale answers, busy, errors.
+// The transport against a fake anywidget model: chunk reassembly, stale answers, busy, errors,
+// a kernel that went away.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { KernelGoneError, kernelLife } from "../src/lib/kernel_life.js";
 import { RequestError, asBytes, request, typed } from "../src/lib/transport.js";
 
 class FakeModel {
@@ -160,6 +162,37 @@ test("replies to other views' ids and unrelated messages are ignored", async () 
   assert.equal(settled, false);
   respond(model, model.last().id, { mine: true });
   assert.deepEqual((await pending).content, { mine: true });
+});
+
+test("once the kernel is gone, requests sent or waiting reject, and new ones at once", async () => {
+  const model = new FakeModel();
+  let busy = 0;
+  const sent = request(model, "window", {}, { channel: "c", onBusy: () => busy++, busyAfterMs: 20 });
+  const waiting = request(model, "window", { i: 2 }, { channel: "c" });
+  const plain = request(model, "table");
+  assert.equal(await sent, null, "superseded by the waiting one");
+  kernelLife(model).end();
+  const gone = (error) => error instanceof KernelGoneError && /Run its cell again/.test(error.message);
+  await assert.rejects(waiting, gone);
+  await assert.rejects(plain, gone);
+  await assert.rejects(request(model, "window", {}, { channel: "c" }), gone);
+  assert.equal(model.sent.length, 2, "nothing more is sent");
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assert.equal(busy, 0, "a dropped request never reports busy");
+});
+
+test("a model that can no longer send is gone: its channel does not wait forever", async () => {
+  const model = new FakeModel();
+  model.send = () => { throw new Error("Cannot send"); };
+  const warn = console.warn;
+  console.warn = () => {};
+  try {
+    await assert.rejects(request(model, "window", {}, { channel: "c" }), KernelGoneError);
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(kernelLife(model).gone, true);
+  await assert.rejects(request(model, "window", {}, { channel: "c" }), KernelGoneError);
 });
 
 test("asBytes accepts DataView, ArrayBuffer and Uint8Array without copying", () => {

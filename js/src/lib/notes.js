@@ -2,6 +2,7 @@
 // that failed, events a damaged file lost) as a strip under every view, so a profile that opened
 // with holes says so where the user looks. Notes are text from files: text nodes only.
 import { h } from "./dom.js";
+import { whileKernelLives } from "./kernel_life.js";
 import { THEME } from "./theme.js";
 
 const CSS = `
@@ -29,13 +30,18 @@ export function withNotes(model, el) {
   return { body, dispose: () => model.off("change:_notes", draw) };
 }
 
-/** An anywidget module whose view (a class taking (model, el)) gets the notes strip. */
+/**
+ * An anywidget module whose view (a class taking (model, el)) gets the notes strip, and gives way
+ * to a plain message once its kernel is gone (see kernel_life.js).
+ */
 export function noted(View) {
   return {
     render({ model, el }) {
-      const notes = withNotes(model, el);
-      const view = new View(model, notes.body);
-      return () => { view.dispose(); notes.dispose(); };
+      return whileKernelLives(model, el, () => {
+        const notes = withNotes(model, el);
+        const view = new View(model, notes.body);
+        return () => { view.dispose(); notes.dispose(); };
+      });
     },
   };
 }

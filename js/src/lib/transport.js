@@ -8,6 +8,7 @@
 // A response comes in one or more chunks (each message at most 4 MB with its buffers); every binary
 // buffer of a chunk is one slice of one response buffer, placed at byteOffset. With content_buffer,
 // the JSON content is too large for a message and travels as the last buffer, UTF-8 encoded.
+import { KernelGoneError, kernelLife } from "./kernel_life.js";
 
 const BUSY_AFTER_MS = 700;
 const ID_KEY = "__xprofWidgetsNextRequestId";
@@ -28,7 +29,8 @@ const transports = new WeakMap();
  *
  * Resolves to {content, buffers}: `content` is the JSON the handler returned, `buffers` its binary
  * buffers as Uint8Arrays whose byteOffset is a multiple of 8 (see `typed`). Rejects with
- * RequestError when the handler raised.
+ * RequestError when the handler raised, and with KernelGoneError (at once, and for every request
+ * still waiting) once the kernel behind the model is gone.
  *
  * options.channel: only the newest request of a channel is answered. A request made while an older
  * one of its channel is in flight waits for that one, replacing any other waiting request; every
@@ -73,11 +75,17 @@ class Transport {
     this.model = model;
     this.pending = new Map(); // id -> call
     this.channels = new Map(); // channel -> {inFlight: call | null, waiting: call | null}
+    this.life = kernelLife(model);
+    this.life.onGone(() => this.dropAll());
     model.on("msg:custom", (msg, buffers) => this.receive(msg, buffers ?? []));
   }
 
   request(method, params, options) {
     return new Promise((resolve, reject) => {
+      if (this.life.gone) {
+        reject(new KernelGoneError());
+        return;
+      }
       const call = {
         id: nextId(), method, params, resolve, reject,
         channel: options.channel ?? null, superseded: false, started: false,
@@ -106,9 +114,27 @@ class Transport {
     });
   }
 
+  // A model whose comm is closed throws here: nothing will answer it again.
   send(call) {
     this.pending.set(call.id, call);
-    this.model.send({ kind: "request", id: call.id, method: call.method, params: call.params });
+    try {
+      this.model.send({ kind: "request", id: call.id, method: call.method, params: call.params });
+    } catch (error) {
+      console.warn("xprof_widgets: a request could not be sent:", error);
+      this.life.end();
+    }
+  }
+
+  // The kernel is gone: every call sent or waiting fails now rather than wait forever.
+  dropAll() {
+    const waiting = [...this.channels.values()].map((state) => state.waiting).filter(Boolean);
+    const calls = [...this.pending.values(), ...waiting];
+    this.pending.clear();
+    this.channels.clear();
+    for (const call of calls) {
+      clearTimeout(call.busyTimer);
+      if (!call.superseded) call.reject(new KernelGoneError());
+    }
   }
 
   supersede(call) {
