@@ -228,10 +228,9 @@ class Session:
 
     # ---- args ---------------------------------------------------------------------------------
     def _register_functions(self) -> None:
-        from duckdb import sqltypes
-
-        self.con.create_function("extract_arg", self._extract_arg,
-                                 [sqltypes.BIGINT, sqltypes.VARCHAR], sqltypes.VARCHAR,
+        # Types by name: DuckDB 1.3 (Colab's) has them in duckdb.typing, 1.4+ in duckdb.sqltypes.
+        bigint, varchar = self.con.type("BIGINT"), self.con.type("VARCHAR")
+        self.con.create_function("extract_arg", self._extract_arg, [bigint, varchar], varchar,
                                  null_handling="special")
         self.con.register("args", _args_frame(self.profile, np.empty(0, np.int64)))
 
