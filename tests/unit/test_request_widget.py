@@ -203,6 +203,17 @@ def test_bokeh_js_answers_the_three_bundles_of_the_installed_bokeh():
     assert all(message_bytes(m, b) <= _base.MAX_MESSAGE_BYTES for m, b in sent)
 
 
+def test_without_bokeh_a_widget_opens_and_its_charts_say_how_to_get_it(monkeypatch):
+    """Colab's TPU runtime has no bokeh: the Trace Viewer needs none, a chart's request says why."""
+    monkeypatch.setattr(_bokeh, "find_spec", lambda name: None)
+    _bokeh.bokeh_js_version.cache_clear()
+    _bokeh.bokeh_js_bundles.cache_clear()
+    widget = Sample()
+    assert widget._bokeh_version == ""
+    ((reply, _),) = sent_by(widget, {"kind": "request", "id": 3, "method": "bokeh_js"})
+    assert reply["kind"] == "error" and "pip install bokeh" in reply["message"]
+
+
 def test_json_item_is_a_bokeh_document_that_travels_as_content():
     chart = _charts.Figure(title="squares", height=100)
     x = np.arange(5)

@@ -118,7 +118,8 @@ class RequestWidget(ClosedOnRerun, anywidget.AnyWidget):
 
     @traitlets.default("_bokeh_version")
     def _default_bokeh_version(self) -> str:
-        return _bokeh.bokeh_js_version()
+        # Without bokeh the widget still opens: its charts' request for BokehJS says what to do.
+        return _bokeh.bokeh_js_version() if _bokeh.installed() else ""
 
     @property
     def _esm(self) -> str:

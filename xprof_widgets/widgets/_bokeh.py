@@ -15,13 +15,20 @@ BUNDLES = ("bokeh", "bokeh-widgets", "bokeh-tables")
 _PLUGIN_VERSION = re.compile(r'factory\(root\["Bokeh"\], "([^"]+)"\)')
 
 
-def _static_js_dir() -> Path:
+def installed() -> bool:
+    """Whether bokeh is installed: the charts need it, the Trace Viewer does not (Colab's TPU
+    runtime has no bokeh)."""
     spec = find_spec("bokeh")
-    if spec is None or not spec.submodule_search_locations:
+    return spec is not None and bool(spec.submodule_search_locations)
+
+
+def _static_js_dir() -> Path:
+    if not installed():
         raise ModuleNotFoundError(
-            "bokeh is not installed; the chart widgets need it (pip install bokeh)"
+            "bokeh is not installed; the charts draw with the BokehJS its wheel ships "
+            "(pip install bokeh, then re-run the cell)"
         )
-    return Path(spec.submodule_search_locations[0]) / "server" / "static" / "js"
+    return Path(find_spec("bokeh").submodule_search_locations[0]) / "server" / "static" / "js"
 
 
 @lru_cache(maxsize=1)
