@@ -17,6 +17,8 @@ import sys
 import weakref
 from typing import Any
 
+import ipywidgets
+
 from ..profile.release import release_memory
 
 _shown: weakref.WeakKeyDictionary[Any, tuple[str, weakref.ref]] = weakref.WeakKeyDictionary()
@@ -31,6 +33,11 @@ class ClosedOnRerun:
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         note_display(self)
         return super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+
+    if hasattr(ipywidgets.Widget, "_ipython_display_"):  # ipywidgets 7 displays through this
+        def _ipython_display_(self, **kwargs: Any) -> Any:
+            note_display(self)
+            return super()._ipython_display_(**kwargs)  # type: ignore[misc]
 
 
 def note_display(widget: Any) -> None:

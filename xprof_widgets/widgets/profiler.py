@@ -194,8 +194,8 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
 
     def _lay_out(self) -> None:
         self._offered = registry.offered(self.profile)
-        self.tabs = ipywidgets.Tab(children=[ipywidgets.HTML() for _ in self._offered],
-                                   titles=[t.title for t in self._offered])
+        self.tabs = _titled_tabs([ipywidgets.HTML() for _ in self._offered],
+                                 [t.title for t in self._offered])
         self.tabs.observe(self._on_tab, names="selected_index")
         header = self._header()
         self.children = [header, self.tabs] if header else [self.tabs]
@@ -214,3 +214,14 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
             self._tools.clear()
             self._lay_out()  # the new run may have other hosts, and other tools
             self.show(current if current in self.tab_keys else self.tab_keys[0])
+
+
+def _titled_tabs(children: list, titles: list[str]) -> ipywidgets.Tab:
+    """Tabs with titles on ipywidgets 8 (a `titles` trait) and 7 (Colab's: `set_title` only)."""
+    tabs = ipywidgets.Tab(children=children)
+    if tabs.has_trait("titles"):
+        tabs.titles = tuple(titles)
+    else:
+        for index, title in enumerate(titles):
+            tabs.set_title(index, title)
+    return tabs
