@@ -1,18 +1,15 @@
 """The wheel `pip wheel .` builds installs and runs where no compiler and no Node.js exist.
 
-The wheel is built once per test session (minutes: Cython and the C compiler run for every
-kernel) and kept under the user's cache dir keyed by the hash of every file that goes into it, so
-a later session with the same sources reuses it. It is installed into a new, empty venv whose
-PATH holds nothing but that venv (CC=/bin/false), and the venv opens a real profile and draws
-the Trace Viewer's first window. XPROF_WIDGETS_SKIP_WHEEL_TEST=1 skips the module.
+The wheel is built once per state of the sources and kept under the user's cache dir
+(tests/wheel_cache.py, which `make test-colab` shares). It is installed into a new, empty venv
+whose PATH holds nothing but that venv (CC=/bin/false), and the venv opens a real profile and
+draws the Trace Viewer's first window. XPROF_WIDGETS_SKIP_WHEEL_TEST=1 skips the module.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -20,9 +17,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import wheel_cache  # tests/ is on sys.path (its conftest.py; pytest's prepend import mode)
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "xprof_widgets" / "wheels"
+ROOT = wheel_cache.ROOT
 
 pytestmark = [
     pytest.mark.wheel,
@@ -31,41 +28,9 @@ pytestmark = [
 ]
 
 
-def _sources() -> list[Path]:
-    """Every file the wheel is built from."""
-    files = [ROOT / name for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md")]
-    files += [ROOT / "js" / name for name in ("package.json", "package-lock.json", "build.mjs")]
-    files += sorted((ROOT / "js" / "src").rglob("*.js"))
-    files += sorted(path for path in (ROOT / "xprof_widgets").rglob("*")
-                    if path.is_file() and path.suffix in (".py", ".pyx", ".pxd")
-                    and "__pycache__" not in path.parts)
-    return [path for path in files if path.is_file()]
-
-
-def _source_hash() -> str:
-    digest = hashlib.sha256()
-    for path in _sources():
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(f"{sys.version_info[:2]}".encode())
-    return digest.hexdigest()[:16]
-
-
 @pytest.fixture(scope="session")
 def wheel() -> Path:
-    out = CACHE / _source_hash()
-    found = sorted(out.glob("xprof_widgets-*.whl"))
-    if found:
-        return found[0]
-    building = out.with_name(out.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q",
-                             "-w", str(building)], cwd=ROOT, capture_output=True, text=True,
-                            check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    shutil.rmtree(out, ignore_errors=True)
-    building.rename(out)
-    (wheel_path,) = out.glob("xprof_widgets-*.whl")
-    return wheel_path
+    return wheel_cache.wheel()
 
 
 @pytest.fixture(scope="session")
