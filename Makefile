@@ -1,4 +1,4 @@
-# make test: unit + browser tests (and the protobuf 4.21 decoding job); make demo: a real profile
+# make test: unit + browser tests (and the protobuf 4.21 and Colab jobs); make demo: a real profile
 # in JupyterLab. Both install what they need: a venv in .venv, the package with its compiled
 # kernels and JS bundles (both built by setup.py), a C compiler and Chromium from Debian when
 # missing.
@@ -7,12 +7,20 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PB_VENV := .venv-pb421
+COLAB_VENV := .venv-colab
+COLAB_PY := $(COLAB_VENV)/bin/python
+COLAB_PINS := tests/colab/pins.txt
+COLAB_TOOLS := pytest hypothesis playwright
+COLAB_TESTS := tests/unit/test_trace_viewer_widget.py tests/unit/test_profiler_suite.py \
+  tests/unit/test_op_profile_widget.py tests/unit/test_request_widget.py \
+  tests/unit/test_widget_reruns.py tests/unit/test_sql.py tests/unit/test_charts.py \
+  tests/e2e/test_e2e_colab_classic.py
 LOGDIR ?= demo_logdir
 IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: test test-js test-pb-compat demo install chromium compiler
+.PHONY: test test-js test-pb-compat test-colab demo install chromium compiler
 
-test: install chromium test-js test-pb-compat
+test: install chromium test-js test-pb-compat test-colab
 	$(VENV)/bin/ruff check .
 	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q
 
@@ -65,6 +73,22 @@ test-pb-compat: install
 	  PYTHONPATH=$(CURDIR) $(PB_VENV)/bin/python -m pytest -q -p no:cacheprovider -m decoding \
 	    $$files; \
 	fi
+
+# Colab's widget stack (docs/colab.md): its pins exactly (tests/colab/pins.txt), on this Python
+# (3.11; Colab runs 3.13). The venv is made once and reused while the pins hold. The package goes
+# in from its wheel (tests/wheel_cache.py, shared with test_wheel.py) as `pip install` puts it
+# into Colab: first alone, then whatever it needs that is missing, and no pin may move. Then the
+# unit tests that matter there, and the classic Notebook 6.5 in Chromium.
+test-colab: chromium compiler
+	@$(COLAB_PY) tests/colab/check_pins.py $(COLAB_PINS) 2>/dev/null || { \
+	  [ -x $(COLAB_PY) ] || $(PYTHON) -m venv $(COLAB_VENV); \
+	  $(COLAB_PY) -m pip install -q -r $(COLAB_PINS) $(COLAB_TOOLS); }
+	@wheel=$$($(COLAB_PY) tests/wheel_cache.py) && \
+	  $(COLAB_PY) -m pip install -q --no-deps --force-reinstall "$$wheel" && \
+	  $(COLAB_PY) -m pip install -q "$$wheel"
+	$(COLAB_PY) tests/colab/check_pins.py $(COLAB_PINS)
+	$(COLAB_PY) -m pip check
+	$(COLAB_VENV)/bin/pytest -q -p no:cacheprovider $(COLAB_TESTS)
 
 demo: install
 	@[ -d $(LOGDIR) ] || $(PY) -m xprof_widgets.demo $(LOGDIR)

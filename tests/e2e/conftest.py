@@ -1,8 +1,8 @@
 """Fixtures for the browser tests: servers, Chromium, and the test-only echo widget's bundle.
 
-`lab` and `notebook7` are `harness.NotebookApp`s. E2e tests are skipped only when Chromium is
-missing outside CI and `make test`; there (CI or XPROF_WIDGETS_REQUIRE_REFERENCES set) a missing
-Chromium fails them.
+`lab`, `notebook7` and `classic` (Notebook 6.5) are `harness.NotebookApp`s. E2e tests are skipped
+only when Chromium is missing outside CI and `make test`; there (CI or
+XPROF_WIDGETS_REQUIRE_REFERENCES set) a missing Chromium fails them.
 """
 
 from __future__ import annotations
@@ -97,6 +97,11 @@ def notebook_server(tmp_path_factory):
     yield from _server("notebook", tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def classic_server(tmp_path_factory):
+    yield from _server("classic", tmp_path_factory)
+
+
 @pytest.fixture
 def lab(lab_server, browser, timings):
     app = harness.NotebookApp(lab_server, browser, timings)
@@ -107,6 +112,14 @@ def lab(lab_server, browser, timings):
 @pytest.fixture
 def notebook7(notebook_server, browser, timings):
     app = harness.NotebookApp(notebook_server, browser, timings)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def classic(classic_server, browser, timings):
+    """The classic Notebook 6.5 (Colab's widget stack; test_e2e_colab_classic.py)."""
+    app = harness.NotebookApp(classic_server, browser, timings)
     yield app
     app.close()
 

@@ -1,4 +1,5 @@
-"""Drive a real JupyterLab / Notebook 7 in headless Chromium, as a user would.
+"""Drive a real JupyterLab / Notebook 7 (or classic Notebook 6.5, Colab's) in headless Chromium,
+as a user would.
 
 A `JupyterServer` runs on a free 127.0.0.1 port with a random token and every Jupyter directory
 in a temp dir. `NotebookApp.open_and_run` opens a notebook, waits for its kernel and runs all
@@ -39,11 +40,57 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
 ]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-KERNEL_IDLE = (
-    "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel?.status"
-    " === 'idle'"
-)
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """What differs between the notebook front ends a test drives: the page's JavaScript API."""
+
+    name: str
+    kernel_idle: str
+    run_all: str
+    stderr: str
+    allowed_errors: tuple[str, ...] = ()
+    init_script: str = ""
+    settle: str = "() => true"
+
+
+# ipywidgets 7's classic widget manager, once made, asks the kernel for its widgets (the control
+# comm, which ipywidgets 7 kernels lack, then comm_info) and afterwards re-renders every cell
+# output holding a widget: a widget displayed meanwhile is cleared and comes back hidden. So cells
+# run only after that: the control comm has failed and a comm_info sent after the manager's is
+# answered (the kernel answers in order; the re-render follows the manager's answer at once).
+_CLASSIC_INIT = """(() => {
+  const warn = console.warn;
+  console.warn = (...args) => {
+    if (String(args[0]).includes('"jupyter.widget.control" comm channel')) window.__xwWidgetsAsked = true;
+    return warn.apply(console, args);
+  };
+})();"""
+_CLASSIC_IDLE = ("() => window.Jupyter?.notebook?.kernel?.is_connected?.() === true"
+                 " && Jupyter.notebook.kernel_busy === false && window.__xwWidgetsAsked === true")
+_CLASSIC_SETTLE = """() => new Promise((resolve) =>
+  Jupyter.notebook.kernel.comm_info("jupyter.widget", resolve))"""
+_LUMINO = {
+    "kernel_idle": "() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session"
+                   "?.kernel?.status === 'idle'",
+    "run_all": "window.jupyterapp.commands.execute('notebook:run-all-cells')",
+    "stderr": '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]',
+}
+FRONT_ENDS = {
+    "lab": FrontEnd("JupyterLab", **_LUMINO),
+    # Notebook 7.6 throws this one error of its own on every load.
+    "notebook": FrontEnd("Notebook 7", **_LUMINO, allowed_errors=("reading 'schema'",)),
+    # notebook 6.5 (Colab's widget stack; nbclassic's pages): one global `Jupyter`, no cell ids.
+    "classic": FrontEnd(
+        "Notebook 6.5",
+        kernel_idle=_CLASSIC_IDLE,
+        run_all="Jupyter.notebook.execute_all_cells()",
+        stderr=".output_stderr",
+        init_script=_CLASSIC_INIT,
+        settle=_CLASSIC_SETTLE,
+    ),
+}
 
 
 def find_chromium() -> str | None:
@@ -82,11 +129,14 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 
 
 class JupyterServer:
-    """`jupyter lab` or `jupyter notebook` on 127.0.0.1, isolated from the user's Jupyter setup."""
+    """`jupyter lab` or `jupyter notebook` on 127.0.0.1, isolated from the user's Jupyter setup.
+
+    `classic` is `jupyter notebook` of notebook 6.5 (the venv running the tests must have it).
+    """
 
     def __init__(self, app: str, base_dir: Path) -> None:
-        if app not in ("lab", "notebook"):
-            raise ValueError(f"app must be 'lab' or 'notebook', not {app!r}")
+        if app not in FRONT_ENDS:
+            raise ValueError(f"app must be one of {', '.join(FRONT_ENDS)}, not {app!r}")
         self.app = app
         self.port = free_port()
         self.token = secrets.token_hex(16)
@@ -115,11 +165,32 @@ class JupyterServer:
         # Kernels import test-only widgets (echo_widget) from tests/e2e.
         here = str(Path(__file__).resolve().parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+        log = self.log_path.open("wb")
+        self._proc = subprocess.Popen(self._command(), env=env, stdout=log,
+                                      stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"jupyter {self.app} exited early:\n{self.log_tail()}")
+            try:
+                self.api("GET", "/api/status")
+                return
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        self.stop()
+        raise TimeoutError(f"jupyter {self.app} not ready in {timeout:.0f} s:\n{self.log_tail()}")
+
+    def _command(self) -> list[str]:
+        if self.app == "classic":  # notebook 6.5's own server and options
+            return [sys.executable, "-m", "notebook", "--no-browser", "--ip=127.0.0.1",
+                    f"--port={self.port}", "--port-retries=0",
+                    f"--NotebookApp.token={self.token}", f"--notebook-dir={self.root}",
+                    "--allow-root"]
         module, expose = {
             "lab": ("jupyterlab", "--LabApp.expose_app_in_browser=True"),
             "notebook": ("notebook", "--JupyterNotebookApp.expose_app_in_browser=True"),
         }[self.app]
-        command = [
+        return [
             sys.executable,
             "-m",
             module,
@@ -132,19 +203,6 @@ class JupyterServer:
             "--ServerApp.allow_root=True",
             expose,
         ]
-        log = self.log_path.open("wb")
-        self._proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"jupyter {self.app} exited early:\n{self.log_tail()}")
-            try:
-                self.api("GET", "/api/status")
-                return
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.2)
-        self.stop()
-        raise TimeoutError(f"jupyter {self.app} not ready in {timeout:.0f} s:\n{self.log_tail()}")
 
     def api(self, method: str, path: str) -> object:
         request = urllib.request.Request(
@@ -235,8 +293,12 @@ class NotebookApp:
         self._contexts: list = []
 
     @property
+    def front(self) -> FrontEnd:
+        return FRONT_ENDS[self.server.app]
+
+    @property
     def name(self) -> str:
-        return {"lab": "JupyterLab", "notebook": "Notebook 7"}[self.server.app]
+        return self.front.name
 
     def notebook(self, name: str, cells: list[str]) -> Path:
         return write_notebook(self.server.root / name, cells)
@@ -250,20 +312,22 @@ class NotebookApp:
         context = self.browser.new_context(viewport={"width": 1280, "height": 900})
         self._contexts.append(context)
         page = context.new_page()
-        # Notebook 7.6 throws this one error of its own on every load.
-        watch = PageWatch(allowed=("reading 'schema'",) if self.server.app == "notebook" else ())
+        if self.front.init_script:
+            page.add_init_script(self.front.init_script)
+        watch = PageWatch(allowed=self.front.allowed_errors)
         watch.attach(page)
         self.watches.append(watch)
         started = time.perf_counter()
         page.goto(self.server.notebook_url(name), timeout=timeout * 1000)
-        page.wait_for_function(KERNEL_IDLE, timeout=timeout * 1000)
+        page.wait_for_function(self.front.kernel_idle, timeout=timeout * 1000)
+        page.evaluate(self.front.settle)
         self.timings.add(self.name, "page load to kernel idle", time.perf_counter() - started)
         page.add_style_tag(content=".Toastify { display: none !important; }")  # Lab's news toast
         page.evaluate(
-            """() => {
+            f"""() => {{
                 window.__xwRunAllStart = performance.now();
-                window.__xwRunAll = window.jupyterapp.commands.execute('notebook:run-all-cells');
-            }"""
+                window.__xwRunAll = {self.front.run_all};
+            }}"""
         )
         return page
 
@@ -272,7 +336,7 @@ class NotebookApp:
 
         Fails at once when a cell writes to stderr (tracebacks included) or the page errors.
         """
-        problem = f"{STDERR_OUTPUT}, [data-ready='error']"
+        problem = f"{self.front.stderr}, [data-ready='error']"
         page.wait_for_function(
             "([ok, bad]) => document.querySelector(ok) || document.querySelector(bad)",
             arg=[selector, problem],
@@ -310,6 +374,18 @@ def screenshot(locator, name: str) -> Path:
 
 
 RUN_IN_KERNEL = """async (code) => {
+  if (!window.jupyterapp) {  // classic Notebook 6.5
+    return await new Promise((resolve) => {
+      let out = "";
+      Jupyter.notebook.kernel.execute(code, {iopub: {
+        output: (msg) => {
+          if (msg.header.msg_type === "stream") out += msg.content.text;
+          if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+        },
+        status: (msg) => { if (msg.content.execution_state === "idle") resolve(out); },
+      }}, {silent: false, store_history: false});
+    });
+  }
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const future = kernel.requestExecute({code, silent: false, store_history: false});
   let out = "";
