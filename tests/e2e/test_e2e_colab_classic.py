@@ -6,15 +6,16 @@ no test can start; notebook 6.5 with widgetsnbextension 3.6.10 is the nearest on
 and the package installed from its wheel; elsewhere (notebook 7) it is skipped.
 
 The Trace Viewer and the Op Profile draw (the roofline's BokehJS too, with RequireJS on the page),
-W/S/A/D zoom and pan the timeline and none of them reaches the notebook, a held W zooms on; the
-Profiler shows its tabs' titles (ipywidgets 7's `set_title`) and its tabs draw when clicked.
+W/S/A/D zoom and pan the timeline and none of them reaches the notebook, a held W zooms on, Escape
+hands the keys to the cell; the Profiler shows its tabs' titles (ipywidgets 7's `set_title`) and
+its tabs draw when clicked.
 """
 
 from __future__ import annotations
 
 import harness
 import pytest
-from test_e2e_keys import click_timeline, press_and_check
+from test_e2e_keys import STAGE_FOCUSED, click_timeline, press_and_check
 from test_e2e_trace_viewer import READY, kernel_window, view_window
 
 TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
@@ -75,6 +76,11 @@ def test_trace_viewer_keys_and_op_profile_draw(classic):
     assert page.evaluate(CELLS) == before_cells  # no key reached the notebook
     page.wait_for_timeout(300)  # the window reaches the kernel 120 ms after the last change
     assert kernel_window(page) == pytest.approx(held, rel=1e-9)
+
+    page.keyboard.press("Escape")  # gives the keys back, to the widget's cell
+    assert not page.evaluate(STAGE_FOCUSED)
+    assert page.evaluate("() => document.activeElement.classList.contains('cell')")
+    assert page.evaluate(CELLS) == before_cells
     harness.screenshot(widget, "colab_classic_trace_viewer")
     harness.screenshot(page.locator(".xw-op-profile"), "colab_classic_op_profile")
 
