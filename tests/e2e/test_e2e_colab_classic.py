@@ -8,7 +8,7 @@ and the package installed from its wheel; elsewhere (notebook 7) it is skipped.
 The Trace Viewer and the Op Profile draw (the roofline's BokehJS too, with RequireJS on the page),
 W/S/A/D zoom and pan the timeline and none of them reaches the notebook, a held W zooms on, Escape
 hands the keys to the cell; the Profiler shows its tabs' titles (ipywidgets 7's `set_title`) and
-its tabs draw when clicked.
+every tab draws when clicked.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ ROOFLINE = ".xw-op-profile[data-roofline='1']"
 # Keys as the keys test starts (W W W W D D, D D being the notebook's delete-cell chord), then
 # every W/S/A/D again; A, S and D are also the notebook's insert-above, save and delete keys.
 KEYS = "wwwwdd" + "sadwasdw"
+# The view in the tab shown: each tool's view marks itself drawn (or failed: wait_ready fails then).
+SHOWN_TAB_READY = (".widget-tab-contents > :not(.lm-mod-hidden)[data-ready='1'],"
+                   " .widget-tab-contents > :not(.lm-mod-hidden) [data-ready='1']")
 CELLS = "() => Jupyter.notebook.get_cells().map((c) => [c.cell_type, c.get_text()])"
 TAB_TITLES = "() => [...document.querySelectorAll('.widget-tab .lm-TabBar-tabLabel')]" \
              ".map((label) => label.textContent)"
@@ -105,3 +108,7 @@ def test_profiler_tabs_have_titles_and_draw(classic):
     suite.locator(".lm-TabBar-tab", has_text="Op Profile").click()
     classic.wait_ready(page, OP_READY)
     harness.screenshot(suite, "colab_classic_profiler")
+
+    for title in titles:  # every other tab draws too
+        suite.locator(".lm-TabBar-tab", has_text=title).click()
+        classic.wait_ready(page, SHOWN_TAB_READY)
