@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import harness
 import pytest
-from test_e2e_keys import STAGE_FOCUSED, click_timeline, press_and_check
-from test_e2e_trace_viewer import READY, kernel_window, view_window
+from test_e2e_keys import STAGE_FOCUSED, click_timeline, hold_w_zooms, press_and_check
+from test_e2e_trace_viewer import READY, kernel_window
 
 TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
 OP_READY = ".xw-op-profile[data-ready='1']"
@@ -68,13 +68,7 @@ def test_trace_viewer_keys_and_op_profile_draw(classic):
         press_and_check(page, widget, key)
         page.wait_for_timeout(150)
 
-    before = view_window(widget)
-    page.keyboard.down("w")
-    page.wait_for_timeout(1000)
-    page.keyboard.up("w")
-    page.wait_for_timeout(300)
-    held = view_window(widget)
-    assert (before[1] - before[0]) > 1.25**1.5 * (held[1] - held[0]), (before, held)
+    held = hold_w_zooms(page, widget, settle_ms=300)
 
     assert page.evaluate(CELLS) == before_cells  # no key reached the notebook
     page.wait_for_timeout(300)  # the window reaches the kernel 120 ms after the last change

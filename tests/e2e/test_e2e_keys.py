@@ -89,6 +89,19 @@ def press_and_check(page, widget, key: str) -> tuple[tuple[float, float], float]
     return after, latency
 
 
+def hold_w_zooms(page, widget, settle_ms: int) -> tuple[float, float]:
+    """Holds W for a second: the view zooms in by more than 1.25**1.5 (several repeats, not one
+    press). Returns the window it settled on `settle_ms` after the key was let go."""
+    before = view_window(widget)
+    page.keyboard.down("w")
+    page.wait_for_timeout(1000)
+    page.keyboard.up("w")
+    page.wait_for_timeout(settle_ms)
+    held = view_window(widget)
+    assert (before[1] - before[0]) > 1.25**1.5 * (held[1] - held[0]), (before, held)
+    return held
+
+
 def click_timeline(page, widget) -> None:
     """Clicks the middle of the timeline; the mouse stays there, so W/S zoom around the centre."""
     box = widget.locator("canvas").bounding_box()
@@ -157,13 +170,7 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
     assert view_window(widget) == view
 
     # Held, a key zooms on until it is let go.
-    before = view_window(widget)
-    page.keyboard.down("w")
-    page.wait_for_timeout(1000)
-    page.keyboard.up("w")
-    page.wait_for_timeout(200)
-    held = view_window(widget)
-    assert (before[1] - before[0]) > 1.25**1.5 * (held[1] - held[0]), (before, held)
+    held = hold_w_zooms(page, widget, settle_ms=200)
     page.wait_for_timeout(300)
     assert view_window(widget) == held
 
