@@ -104,7 +104,11 @@ class RequestWidget(ClosedOnRerun, anywidget.AnyWidget):
     @profile.setter
     def profile(self, value: Any) -> None:
         self.__dict__["profile"] = value
-        self._notes = [str(note) for note in getattr(value, "warnings", ())]
+        self.show_notes()
+
+    def show_notes(self) -> None:
+        """Sends the profile's warnings to the view again (a suite adds one when a tool fails)."""
+        self._notes = [str(note) for note in getattr(self.profile, "warnings", ())]
 
     def close(self) -> None:
         """Closes the comm and lets go of the profile and what the views were sent, so that a

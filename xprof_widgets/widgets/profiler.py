@@ -88,7 +88,7 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
             widget = ipywidgets.Label(note)
             for made in self._tools.values():  # their strips of notes say so too
                 if isinstance(made, RequestWidget):
-                    made.profile = made.profile
+                    made.show_notes()
         if isinstance(widget, RequestWidget):
             widget._linked = True
             widget.observe(self._on_link, names="link")
