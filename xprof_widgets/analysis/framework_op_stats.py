@@ -35,6 +35,7 @@ from ..errors import ProfileError
 from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .hosts import host_parts
+from .kineto_ops import KinetoOps, kineto_op_part
 from .op_profile import IDLE, analyze_op_profile
 from .steps import stat_hits, track_events
 
@@ -181,6 +182,9 @@ def analyze_framework_op_stats(profile: Profile,
 
 
 def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
+    kineto = [p.part for p in host_parts(profile, kineto_op_part) if p.part is not None]
+    if kineto:
+        return _kineto(profile, kineto)
     device, device_total, peaks, kind = _device_side(profile, xla_cpu_ops)
     per_host = [side for part in host_parts(profile, host_framework_ops) for side in part.part]
     host = _combine([ops for ops, _ in per_host])
@@ -189,6 +193,18 @@ def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
         host = _with_idle(host, host_total)
     return FrameworkOpStatsAnalysis(device, host, device_total, host_total, peaks, kind,
                                     profile.source)
+
+
+def _kineto(profile: Profile, parts: list[KinetoOps]) -> FrameworkOpStatsAnalysis:
+    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto_ops.py)."""
+    device_total = sum(p.device_total_ps for p in parts)
+    host_total = sum(p.host_total_ps for p in parts)
+    device = _combine([p.device for p in parts])
+    host = _combine([p.host for p in parts])
+    return FrameworkOpStatsAnalysis(
+        _with_idle(device, device_total) if len(device) else device,
+        _with_idle(host, host_total) if len(host) else host, device_total, host_total, Peaks(),
+        "GPU" if len(device) else "", profile.source)
 
 
 def host_framework_ops(profile: Profile) -> list[tuple[pd.DataFrame, int]]:

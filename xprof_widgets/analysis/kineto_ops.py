@@ -1,0 +1,126 @@
+"""Framework op stats of a PyTorch profiler (Kineto) trace: one host's part of
+`framework_op_stats`.
+
+PyTorch's ops are the trace's `cpu_op` events; they stand where XProf's framework ops do.
+
+- host: per op name, its calls, total time and self time: duration minus the time of the
+  cpu_ops directly inside it on the same thread (the innermost enclosing cpu_op is the parent;
+  an annotation between them does not break the nesting). A thread's time runs from its first
+  op's start to its last op's end, as XProf counts a host line; idle is the rest;
+- device: the GPU work each op launched, kernels, copies and sets alike, found as Kernel Stats
+  finds a kernel's op (the runtime call of its `correlation`, the innermost cpu_op around it on
+  the launching thread). An op's occurrences are its launches, its time and self time their
+  summed durations. Work whose launch is not in the trace stands as itself, of type "Unknown",
+  as XProf lists a device op without a framework op. A GPU's time runs from its first piece of
+  work's start to its last one's end;
+- an op's type is its namespace (`aten`, `c10d`, `autograd`, ...: the name before its first
+  `::`), "Unknown" for names without one. PyTorch's ops run eagerly, so every row is "Eager".
+
+Times are the exact picoseconds the trace states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._native.intervals import self_times
+from ..profile.model import Profile
+from .kineto import CPU_OPS, KERNELS, args_of, events_of, has_category
+from .kineto_kernels import _launching_ops
+
+DEVICE_WORK = (*KERNELS, "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
+"""Kineto's categories of GPU work an op launches (`Memcpy`, `Memset` in older traces)."""
+UNKNOWN_TYPE = "Unknown"
+_LINKS = ("correlation", "External id", "external id")
+
+
+@dataclass(frozen=True)
+class KinetoOps:
+    """One host's op sums per side (framework_op_stats' op columns) and each side's time."""
+
+    host: pd.DataFrame
+    host_total_ps: int
+    device: pd.DataFrame
+    device_total_ps: int
+
+
+def kineto_op_part(profile: Profile) -> KinetoOps | None:
+    """The host's cpu_op and GPU work sums (see the module doc); None for a trace with neither
+    (not a Kineto trace)."""
+    if not has_category(profile, (*CPU_OPS, *DEVICE_WORK)):
+        return None
+    host, host_total = _host_side(profile, events_of(profile, CPU_OPS, "host"))
+    device, device_total = _device_side(profile, events_of(profile, DEVICE_WORK, "device"))
+    return KinetoOps(host, host_total, device, device_total)
+
+
+def op_type(name: str) -> str:
+    """A PyTorch op's namespace as its type (`aten::mm` is of type `aten`)."""
+    head, sep, _ = name.partition("::")
+    return head if sep and head else UNKNOWN_TYPE
+
+
+def _host_side(profile: Profile, ops: np.ndarray) -> tuple[pd.DataFrame, int]:
+    """Op sums of the cpu_ops and the threads' op time (first start to last end per thread)."""
+    if not ops.shape[0]:
+        return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
+    track = profile.track_of(ops).astype(np.int64)
+    start = profile.start_ps[ops].astype(np.int64)
+    duration = profile.duration_ps[ops].astype(np.int64)
+    end = start + duration
+    # Outer before inner: by start, the longer first, then as stored (Kineto writes the outer
+    # of two equal ops first).
+    order = np.lexsort((ops, -end, start, track))
+    ops, track, start, end, duration = (a[order] for a in (ops, track, start, end, duration))
+    own = self_times(track, start, end, duration)
+    names = profile.display_names[profile.meta[ops]]
+    spans = pd.DataFrame({"track": track, "start": start, "end": end, "own": own}).groupby(
+        "track").agg(start=("start", "min"), end=("end", "max"), own=("own", "sum"))
+    total = int(np.maximum(spans["end"] - spans["start"], spans["own"]).sum())
+    return _sums(names, duration, own), total
+
+
+def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]:
+    """Sums of the GPU work by the op that launched it, and the GPUs' busy span."""
+    if not work.shape[0]:
+        return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
+    op_names, op_code = _launching_ops(profile, work, args_of(profile, work, _LINKS))
+    launched_by = op_names[op_code]
+    own_names = profile.display_names[profile.meta[work]]
+    unlaunched = launched_by == ""
+    names = np.where(unlaunched, own_names, launched_by)
+    duration = profile.duration_ps[work].astype(np.int64)
+    start = profile.start_ps[work].astype(np.int64)
+    section = profile.tracks["section_id"].to_numpy(np.int64)[profile.track_of(work)]
+    spans = pd.DataFrame({"section": section, "start": start, "end": start + duration}).groupby(
+        "section").agg(start=("start", "min"), end=("end", "max"))
+    total = int((spans["end"] - spans["start"]).sum())
+    sums = _sums(names, duration, duration)
+    standalone = set(names[unlaunched].tolist()) - set(launched_by[~unlaunched].tolist())
+    sums.loc[sums["operation"].isin(standalone), "type"] = UNKNOWN_TYPE
+    return sums, total
+
+
+def _sums(names: np.ndarray, time_ps: np.ndarray, self_ps: np.ndarray) -> pd.DataFrame:
+    """Per name: occurrences, time and self time, in framework_op_stats' op columns."""
+    codes, uniques = pd.factorize(pd.Series(names, dtype=object))
+    n = len(uniques)
+    operation = np.asarray(uniques, dtype=object)
+    return pd.DataFrame({
+        "operation": operation,
+        "type": np.array([op_type(str(name)) for name in operation.tolist()], dtype=object),
+        "occurrences": np.bincount(codes, minlength=n).astype(np.int64),
+        "time_ps": _summed(codes, time_ps, n),
+        "self_time_ps": _summed(codes, self_ps, n),
+        "flops": 0.0, "model_flops": 0.0, "bytes_accessed": 0.0, "eager": True,
+    })
+
+
+def _summed(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Exact integer sums per code, as floats (the op columns are float ps)."""
+    out = np.zeros(n, np.int64)
+    np.add.at(out, codes, values.astype(np.int64))
+    return out.astype(np.float64)
