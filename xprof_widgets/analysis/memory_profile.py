@@ -19,6 +19,9 @@ XProf does (xprof/convert/xplane_to_memory_profile.cc):
   merged with a count, plus the heap not accounted for by them ("unused preallocated device
   memory") and the stack.
 
+A PyTorch profiler (Kineto) trace has none of these; its `[memory]` events are read instead,
+one allocator per device, by analysis/kineto_memory.py into the same snapshots.
+
 Where we differ, on purpose: among snapshots tied at the peak, XProf takes the step of the
 latest one but the time of the last one in file order (on files with several threads an
 earlier moment, sometimes in another step, so its breakdown can miss every allocation); we
@@ -101,6 +104,9 @@ class AllocatorMemory:
     memory_id: str
     snapshots: pd.DataFrame
     """SNAPSHOT_COLUMNS, in time order."""
+    columns = SNAPSHOT_COLUMNS
+    """The snapshots' columns (a Kineto device's add its own: kineto_memory.py)."""
+    summary_columns = SUMMARY_COLUMNS
 
     @cached_property
     def peak(self) -> int:
@@ -204,11 +210,14 @@ def active_allocations(snapshots: pd.DataFrame, at: int, step: int) -> pd.DataFr
 
 class MemoryProfileAnalysis:
     """Every allocator of every host (`allocators`, keyed by (host, memory_id), in host order
-    then memory id order as XProf sorts them)."""
+    then memory id order as XProf sorts them). `kind`: "allocator" for XProf's allocator
+    events, "kineto" for a PyTorch trace's `[memory]` events (one allocator per device)."""
 
-    def __init__(self, allocators: dict[tuple[str, str], AllocatorMemory], source: str):
+    def __init__(self, allocators: dict[tuple[str, str], AllocatorMemory], source: str,
+                 kind: str = "allocator"):
         self.allocators = allocators
         self.source = source
+        self.kind = kind
 
     @property
     def memory_ids(self) -> list[str]:
@@ -231,8 +240,9 @@ class MemoryProfileAnalysis:
 
     def summary(self) -> pd.DataFrame:
         """One row per host and allocator (SUMMARY_COLUMNS)."""
-        rows = [a.summary() for a in self.allocators.values()]
-        return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+        kinds = [type(a) for a in self.allocators.values()]
+        columns = kinds[0].summary_columns if kinds else SUMMARY_COLUMNS
+        return pd.DataFrame([a.summary() for a in self.allocators.values()], columns=columns)
 
 
 def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
@@ -241,7 +251,14 @@ def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
 
 
 def memory_profile_available(profile: Profile) -> bool:
-    """Whether any host plane holds an allocator event (cheap: no stat is read)."""
+    """Whether any host plane holds an allocator event, or a Kineto trace a `[memory]` event
+    (cheap: no stat is read)."""
+    from .kineto_memory import kineto_memory_available
+
+    return _has_allocator_events(profile) or kineto_memory_available(profile)
+
+
+def _has_allocator_events(profile: Profile) -> bool:
     t = profile.tracks
     hidden = t[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")]
     return bool(len(hidden)) and bool(_allocator_events(profile).shape[0])
@@ -272,25 +289,31 @@ def memory_profile_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
         snaps = snaps.sort_values(["time_ps", "event"], kind="stable").reset_index(drop=True)
         group = snaps.pop("group_id").to_numpy()
         snaps["step"] = (_grouped_steps(group) if grouped else
-                         _steps_of(snaps["time_ps"].to_numpy(), steps))
-        _inherit(snaps)
+                         steps_of(snaps["time_ps"].to_numpy(), steps))
+        inherit_allocations(snaps)
         out.append((str(memory_id), snaps))
     return out
 
 
 def _analyze(profile: Profile) -> MemoryProfileAnalysis:
+    """XProf's allocator events where the profile has them, else a Kineto trace's `[memory]`
+    events (analysis/kineto_memory.py), per host."""
+    from .kineto_memory import DeviceMemory, kineto_memory_available, kineto_memory_part
+
+    kineto = not _has_allocator_events(profile) and kineto_memory_available(profile)
+    part_of, memory = ((kineto_memory_part, DeviceMemory) if kineto else
+                       (memory_profile_part, AllocatorMemory))
     out: dict[tuple[str, str], AllocatorMemory] = {}
     tracks = profile.tracks
-    for part in host_parts(profile, memory_profile_part):
+    for part in host_parts(profile, part_of):
         # the host's events are numbered after the hosts before it: its first track's first
         base = int(tracks.loc[tracks["host"] == part.host, "first_event"].min())
         for memory_id, snaps in part.part:
             snaps = snaps.assign(time_ps=snaps["time_ps"] + part.shift_ps,
                                  event=snaps["event"] + base)
             snaps["time_us"] = snaps["time_ps"] / PS_PER_US
-            out[(part.host, memory_id)] = AllocatorMemory(part.host, memory_id,
-                                                          snaps[SNAPSHOT_COLUMNS])
-    return MemoryProfileAnalysis(out, profile.source)
+            out[(part.host, memory_id)] = memory(part.host, memory_id, snaps[memory.columns])
+    return MemoryProfileAnalysis(out, profile.source, "kineto" if kineto else "allocator")
 
 
 def _snapshots(profile: Profile, events: np.ndarray) -> pd.DataFrame:
@@ -340,7 +363,7 @@ def _memory_ids(profile: Profile, events: np.ndarray) -> np.ndarray:
     return ids
 
 
-def _steps_of(time_ps: np.ndarray, markers: pd.DataFrame) -> np.ndarray:
+def steps_of(time_ps: np.ndarray, markers: pd.DataFrame) -> np.ndarray:
     """The step of each snapshot: the one whose period holds it, else the next one (the last
     step's number + 1 after every step); NO_STEP when the host marks no steps."""
     if not len(markers):
@@ -364,7 +387,7 @@ def _grouped_steps(group: np.ndarray) -> np.ndarray:
     return np.where(group >= 0, group, before + 1)
 
 
-def _inherit(snaps: pd.DataFrame) -> None:
+def inherit_allocations(snaps: pd.DataFrame) -> None:
     """Deallocations take the op, region, data type and shape of the allocation at their
     address (the first one not yet matched; a repeated free keeps its own), in place."""
     is_alloc = (snaps["activity"] == ALLOCATION).to_numpy()
