@@ -118,7 +118,7 @@ def test_search_and_aggregate_replies():
     index = trace_index(profile)
     content, buffers = answer_search(index, "copy-done", limit=10)
     result = index.search("copy-done")
-    assert content == {"n_hits": result.n_hits, "truncated": True}
+    assert content == {"n_hits": result.n_hits, "truncated": True, "n_by": result.n_by}
     event = np.frombuffer(bytes(buffers[0]), "<u4")
     start = np.frombuffer(bytes(buffers[1]), "<f8")
     track = np.frombuffer(bytes(buffers[2]), "<u4")

@@ -53,7 +53,7 @@ def test_any_piece_of_a_name_finds_its_events(name, data):
     a = data.draw(st.integers(0, max(0, len(name) - 1)))
     b = data.draw(st.integers(a, len(name)))
     pattern = name[a:b]
-    result = search(PROFILE, pattern)
+    result = search(PROFILE, pattern, regex=False)
     assert result.event.tolist() == brute_force(PROFILE, pattern).tolist()
 
 
@@ -86,3 +86,49 @@ def test_next_and_previous_hit_walk_all_hits():
 def test_a_bad_regex_is_a_value_error():
     with pytest.raises(ValueError, match="not a valid regular expression"):
         search(PROFILE, "(", regex=True)
+
+
+def kinds_by_brute_force(profile, pattern: str) -> tuple[list[int], list[int]]:
+    """Events whose shown name contains the pattern, and those whose full name only does."""
+    rx = re.compile(re.escape(pattern), re.IGNORECASE)
+    full = profile.metadata["name"].tolist()
+    short = profile.metadata["display_name"].tolist()
+    by_name, by_text = [], []
+    for e, m in enumerate(profile.meta.tolist()):
+        if rx.search(short[m]):
+            by_name.append(e)
+        elif rx.search(full[m]):
+            by_text.append(e)
+    return by_name, by_text
+
+
+def test_hits_by_name_and_by_hlo_text_are_counted_apart_and_listed_apart():
+    by_name, by_text = kinds_by_brute_force(PROFILE, "fusion.1")
+    assert by_name and by_text  # the fixture has both kinds: the test can tell them apart
+    every = search(PROFILE, "fusion.1")
+    assert every.n_by == {"name": len(by_name), "text": len(by_text)}
+    assert every.n_hits == len(by_name) + len(by_text)
+    matched = dict(zip(every.event.tolist(), every.matched().tolist(), strict=True))
+    assert {e for e, kind in matched.items() if kind == "name"} == set(by_name)
+    assert {e for e, kind in matched.items() if kind == "text"} == set(by_text)
+    for kind, expected in (("name", by_name), ("text", by_text)):
+        only = search(PROFILE, "fusion.1", match=kind)
+        assert sorted(only.event.tolist()) == expected and only.n_hits == len(expected)
+        assert only.n_by == every.n_by
+        assert set(only.frame()["matched"]) == {kind}
+
+
+def test_python_reads_the_query_as_the_search_box_does():
+    tv = xw.TraceViewer(PROFILE)
+    try:
+        slashed = tv.search(r"/copy-done\.[13]$/")
+        assert len(slashed) > 0
+        assert slashed["event"].tolist() == tv.search(r"copy-done\.[13]$", regex=True)["event"].tolist()
+        assert tv.search("/copy-done.1/", regex=False).empty  # explicit: the text as it is
+    finally:
+        tv.close()
+
+
+def test_an_unknown_kind_of_match_is_refused_by_name():
+    with pytest.raises(ValueError, match="match='hlo'"):
+        search(PROFILE, "fusion", match="hlo")

@@ -96,10 +96,12 @@ def answer_window(index: TraceIndex, strings: StringTracker, start_us: float, en
 
 
 def answer_search(index: TraceIndex, pattern: str, regex: bool = False, case: bool = False,
-                  limit: int = MAX_HITS) -> tuple[dict[str, Any], list[np.ndarray]]:
-    """A `search` request's reply: the first `limit` hits in time order."""
-    result = search(index.profile, pattern, regex=regex, case=case, limit=limit)
-    content = {"n_hits": result.n_hits, "truncated": result.truncated}
+                  limit: int = MAX_HITS, match: str = "any"
+                  ) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """A `search` request's reply: the first `limit` hits of one kind (`match`) in time order,
+    with how many of each kind the whole trace has."""
+    result = search(index.profile, pattern, regex=regex, case=case, limit=limit, match=match)
+    content = {"n_hits": result.n_hits, "truncated": result.truncated, "n_by": result.n_by}
     return content, [result.event.astype(np.uint32), result.start_us.astype(np.float64),
                      result.track.astype(np.uint32)]
 

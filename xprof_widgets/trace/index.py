@@ -214,10 +214,10 @@ class TraceIndex:
         """`window(...).to_frames()`: what a view of that width draws, as DataFrames."""
         return self.window(start_us, end_us, width_px, **kwargs).to_frames()
 
-    def search(self, pattern: str, regex: bool = False, case: bool = False,
-               limit: int = MAX_HITS) -> SearchResult:
-        """Events whose full or display name matches, in time order (see search.search)."""
-        return search(self.profile, pattern, regex=regex, case=case, limit=limit)
+    def search(self, pattern: str, regex: bool | None = None, case: bool = False,
+               limit: int = MAX_HITS, match: str = "any") -> SearchResult:
+        """Events whose display or full name matches, in time order (see search.search)."""
+        return search(self.profile, pattern, regex=regex, case=case, limit=limit, match=match)
 
     def details(self, event: int) -> dict:
         """One event's details, JSON-ready (see details.details)."""

@@ -5,6 +5,11 @@ over `Profile.meta` then counts the matching events and lists the first `limit` 
 a track's events are already in time order, so that is a k-way merge of per-track cursors.
 No array of all hits is ever built (at 5e7 events a common name has tens of millions);
 `next_after`/`previous_before` walk from a time with the same cursors.
+
+A hit matched its event's name (what the timeline shows) or only its full name (the HLO text of
+an XLA op): the two are counted apart, and `match` lists one kind, so `fusion.1` does not mix the
+op `broadcast_add_fusion.1` with every op that reads `%fusion.1`. The query syntax is the search
+box's: `/.../` is a regular expression.
 """
 
 from __future__ import annotations
@@ -22,22 +27,46 @@ from ..profile.model import PS_PER_US, Profile
 MAX_HITS = 200_000
 """Hits listed in time order by default; `n_hits` still counts them all."""
 
+MATCHES = ("any", "name", "text")
+"""What a hit matched: either, the name shown, or only the full name (HLO text)."""
 
-def name_rows(profile: Profile, pattern: str, regex: bool = False, case: bool = False
-              ) -> np.ndarray:
-    """Which metadata rows match, searching full names (HLO text) and display names.
 
-    Substring by default; `regex` for a regular expression (re.search); `case` to match case.
-    """
-    flags = 0 if case else re.IGNORECASE
+def parse_query(text: str, regex: bool | None = None) -> tuple[str, bool]:
+    """(pattern, regex) of a query as the search box reads it: `/.../` is a regular expression,
+    anything else a substring; an explicit `regex` takes the text as it is."""
+    if regex is not None:
+        return text, bool(regex)
+    if len(text) > 2 and text.startswith("/") and text.endswith("/"):
+        return text[1:-1], True
+    return text, False
+
+
+def _matcher(pattern: str, regex: bool, case: bool):
     try:
-        matcher = re.compile(pattern if regex else re.escape(pattern), flags)
+        return re.compile(pattern if regex else re.escape(pattern), 0 if case else re.IGNORECASE)
     except re.error as exc:
         raise ValueError(f"not a valid regular expression {pattern!r}: {exc}") from exc
+
+
+def matched_kind(shown_names: pd.Series, pattern: str, regex: bool = False, case: bool = False
+                 ) -> np.ndarray:
+    """What hits with these shown names matched ("name", else "text"), for a hit list that
+    knows only the names it shows (a pod's)."""
+    search = _matcher(pattern, regex, case).search
+    codes, names = pd.factorize(shown_names)
+    shown = np.fromiter((bool(search(str(n))) for n in names), bool, len(names))
+    return np.where(shown[codes], "name", "text").astype(object)
+
+
+def matched_rows(profile: Profile, pattern: str, regex: bool = False, case: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per metadata row: (the shown name matches, only the full name matches)."""
+    search = _matcher(pattern, regex, case).search
     md = profile.metadata
-    search = matcher.search
-    return np.fromiter((bool(search(full) or search(short)) for full, short in
-                        zip(md["name"], md["display_name"], strict=True)), bool, len(md))
+    by_name = np.fromiter((bool(search(short)) for short in md["display_name"]), bool, len(md))
+    by_text = np.fromiter((not shown and bool(search(full)) for full, shown in
+                           zip(md["name"], by_name.tolist(), strict=True)), bool, len(md))
+    return by_name, by_text
 
 
 @dataclass
@@ -53,11 +82,20 @@ class SearchResult:
     n_hits: int
     truncated: bool
     rows: np.ndarray  # which metadata rows match
+    by_name: np.ndarray  # which metadata rows match by the name shown (the rest: by HLO text)
+    n_by: dict[str, int]  # hits of each kind over the whole trace: {"name": n, "text": n}
     _bounds: np.ndarray  # (first, end) event of every track, by first event
 
+    def matched(self) -> np.ndarray:
+        """What each listed hit matched: "name" or "text" (its full name, the HLO text)."""
+        shown = self.by_name[self.profile.meta[self.event]]
+        return np.where(shown, "name", "text").astype(object)
+
     def frame(self) -> pd.DataFrame:
-        """The listed hits as `Profile.events_frame` rows."""
-        return self.profile.events_frame(self.event)
+        """The listed hits as `Profile.events_frame` rows, with what each `matched`."""
+        frame = self.profile.events_frame(self.event)
+        frame["matched"] = self.matched()
+        return frame
 
     def next_after(self, t_us: float) -> int | None:
         """The first hit starting after t_us (event index), or None."""
@@ -72,10 +110,20 @@ class SearchResult:
         return None if event < 0 else int(event)
 
 
-def search(profile: Profile, pattern: str, regex: bool = False, case: bool = False,
-           limit: int = MAX_HITS) -> SearchResult:
-    """Every event whose full or display name matches `pattern`, in time order."""
-    rows = name_rows(profile, pattern, regex, case)
+def events_per_row(profile: Profile) -> np.ndarray:
+    """How many events each metadata row names (counted once per profile)."""
+    return profile.memo(("events_per_meta_row",), lambda: np.bincount(
+        profile.meta, minlength=len(profile.metadata)))
+
+
+def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool = False,
+           limit: int = MAX_HITS, match: str = "any") -> SearchResult:
+    """Every event whose display or full name matches `pattern` (`/.../`: a regular expression,
+    unless `regex` says), in time order; `match` keeps one kind of hit (MATCHES)."""
+    if match not in MATCHES:
+        raise ValueError(f"match={match!r}: expected one of {', '.join(MATCHES)}")
+    by_name, by_text = matched_rows(profile, *parse_query(pattern, regex), case)
+    rows = {"any": by_name | by_text, "name": by_name, "text": by_text}[match]
     bounds = profile.tracks[["first_event", "end_event"]].to_numpy(np.int64)
     bounds = np.ascontiguousarray(bounds[np.argsort(bounds[:, 0])])
     out = np.empty(max(0, int(limit)), np.int64)
@@ -83,9 +131,11 @@ def search(profile: Profile, pattern: str, regex: bool = False, case: bool = Fal
         n_hits, n = _first_hits(profile.meta, profile.start_ps, rows, bounds, out)
     else:
         n_hits, n = 0, 0
+    per_row = events_per_row(profile)
+    n_by = {"name": int(per_row[by_name].sum()), "text": int(per_row[by_text].sum())}
     ordered = out[:n].copy()
     return SearchResult(
         profile=profile, pattern=pattern, event=ordered,
         start_us=profile.start_ps[ordered] / PS_PER_US,
         track=profile.track_of(ordered).astype(np.int64), n_hits=int(n_hits),
-        truncated=n < n_hits, rows=rows, _bounds=bounds)
+        truncated=n < n_hits, rows=rows, by_name=by_name, n_by=n_by, _bounds=bounds)

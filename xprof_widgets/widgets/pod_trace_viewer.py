@@ -24,7 +24,7 @@ from ..pod.profile import PodProfile
 from ..pod.trace import PodStrings, PodTrace
 from ..trace import aggregate_content, encode_window
 from ..trace.pivot import LEVELS
-from ..trace.search import MAX_HITS
+from ..trace.search import MAX_HITS, matched_kind, parse_query
 from ._base import RequestWidget, handler
 from ._table import columnar
 from .trace_viewer import MAX_BOX_EVENTS, TraceViewer, event_ids
@@ -177,10 +177,15 @@ class PodTraceViewer(TraceViewer):
         tracks = self._picked_tracks() if track is None else self.profile.track_ids(track)
         return self.trace.events(start, end, tracks, name)
 
-    def search(self, pattern: str, regex: bool = False, case: bool = False) -> pd.DataFrame:
-        """Events of the picked hosts whose name matches, in time order."""
+    def search(self, pattern: str, regex: bool | None = None, case: bool = False
+               ) -> pd.DataFrame:
+        """Events of the picked hosts whose name matches, in time order (the query as the
+        search box reads it: `/.../` is a regular expression)."""
+        pattern, regex = parse_query(pattern, regex)
         events, _, _, _ = self.trace.search(pattern, self.hosts, regex, case, MAX_HITS)
-        return self.trace.events_frame(events)
+        frame = self.trace.events_frame(events)
+        frame["matched"] = matched_kind(frame["name"], pattern, regex, case)
+        return frame
 
     def window_data(self, start_us: float, end_us: float, width_px: int = 1600,
                     flows: bool = False) -> dict[str, pd.DataFrame]:

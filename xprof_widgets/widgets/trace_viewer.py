@@ -133,8 +133,10 @@ class TraceViewer(RequestWidget):
         return self.index.details(int(event))
 
     @handler("search")
-    def _search(self, pattern: str, regex: bool = False, case: bool = False) -> tuple:
-        return answer_search(self.index, pattern, regex=bool(regex), case=bool(case))
+    def _search(self, pattern: str, regex: bool = False, case: bool = False,
+                match: str = "any") -> tuple:
+        return answer_search(self.index, pattern, regex=bool(regex), case=bool(case),
+                             match=str(match))
 
     @handler("aggregate")
     def _aggregate(self, events: list[int]) -> dict:
@@ -214,10 +216,13 @@ class TraceViewer(RequestWidget):
         """Events overlapping [start, end] (us) on the tracks, name matching (`Profile.events`)."""
         return self.profile.events(start, end, track, name)
 
-    def search(self, pattern: str, regex: bool = False, case: bool = False) -> pd.DataFrame:
-        """Events whose name (short or full, e.g. HLO text) matches, over the whole trace, in
-        time order: substring by default, `regex` for a regular expression."""
-        return self.index.search(pattern, regex=regex, case=case).frame()
+    def search(self, pattern: str, regex: bool | None = None, case: bool = False,
+               match: str = "any") -> pd.DataFrame:
+        """Events whose name (shown or full, e.g. HLO text) matches, over the whole trace, in
+        time order, as the search box reads the query: a substring, `/.../` a regular expression
+        (or say `regex`). Column `matched` says which name matched; `match="name"` or `"text"`
+        keeps one kind."""
+        return self.index.search(pattern, regex=regex, case=case, match=match).frame()
 
     def window_data(self, start_us: float, end_us: float, width_px: int = 1600,
                     flows: bool = False) -> dict[str, pd.DataFrame]:
