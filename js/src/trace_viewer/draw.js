@@ -65,8 +65,9 @@ export class Renderer {
   }
 
   /**
-   * Draw `f` (see TraceView.frame): {ctx, width, height, dpr, theme, view, scrollY, layout,
-   * tile, names, selection, hover, mark, box, zoomBox, flows, trackSection}.
+   * Draw `f` (see TraceView.draw): {ctx, width, height, dpr, theme, view, scrollY, layout,
+   * layers and unknown (held.js heldLayers), names, selection, hover, mark, box, zoomBox, flows,
+   * trackSection, stats}.
    */
   draw(f) {
     const { ctx, width, height, theme } = f;
@@ -103,12 +104,22 @@ export class Renderer {
       ctx.lineTo(x, tl.y1);
     }
     ctx.stroke();
-    if (f.tile) {
-      const off = f.tile.start - f.view.start;
-      this.slices(f, visible, yOf, tl, pxPerUs, off);
-      this.counters(f, visible, yOf, tl, pxPerUs, off);
-      this.summaries(f, visible, yOf, tl, pxPerUs, off);
-      if (f.flows) this.flowArrows(f, yOf, tl, pxPerUs, off);
+    this.unknown(f, tl);
+    f.stats.slicesDrawn = 0;
+    f.stats.flowsDrawn = 0;
+    for (const layer of f.layers) {
+      // Each held answer draws only where it lies on top, shifted and scaled to this view.
+      const spans = layer.spans;
+      const lay = { tile: layer.tile, ox: tl.x0 + layer.offset, lo: tl.x0 + spans[0][0], hi: tl.x0 + spans[spans.length - 1][1] };
+      ctx.save();
+      ctx.beginPath();
+      for (const [x0, x1] of spans) ctx.rect(tl.x0 + x0, tl.y0, x1 - x0, tl.y1 - tl.y0);
+      ctx.clip();
+      this.slices(f, visible, yOf, tl, pxPerUs, lay);
+      this.counters(f, visible, yOf, tl, pxPerUs, lay);
+      this.summaries(f, visible, yOf, tl, pxPerUs, lay);
+      if (f.flows) this.flowArrows(f, yOf, tl, pxPerUs, lay);
+      ctx.restore();
     }
     this.overlays(f, tl, xOf);
     if (f.focus) this.focusMarker(f, yOf, tl, xOf);
@@ -116,6 +127,16 @@ export class Renderer {
 
     this.labels(f, visible, yOf, tl);
     this.axis(f, tl, axis, xOf, span);
+  }
+
+  // Time in the trace that no held answer covers yet (its answer is on its way): hatched.
+  unknown(f, tl) {
+    if (!f.unknown.length) return;
+    const { ctx } = f;
+    ctx.globalAlpha = 0.5;
+    ctx.fillStyle = this.hatch;
+    for (const [x0, x1] of f.unknown) ctx.fillRect(tl.x0 + x0, tl.y0, x1 - x0, tl.y1 - tl.y0);
+    ctx.globalAlpha = 1;
   }
 
   rowBands(f, visible, yOf, tl) {
@@ -134,8 +155,9 @@ export class Renderer {
     ctx.stroke();
   }
 
-  slices(f, visible, yOf, tl, pxPerUs, off) {
-    const { ctx, tile, theme } = f;
+  slices(f, visible, yOf, tl, pxPerUs, lay) {
+    const { ctx, theme } = f;
+    const { tile, ox } = lay;
     const fills = Array.from({ length: PALETTE_SIZE }, () => null);
     const merged = Array.from({ length: PALETTE_SIZE }, () => null);
     const hatch = new Path2D();
@@ -154,9 +176,9 @@ export class Renderer {
       let lastDepth = -1;
       let lastPx = -Infinity;
       for (let i = range[0]; i < range[1]; i++) {
-        let xs = tl.x0 + (off + tile.sStart[i]) * pxPerUs;
+        let xs = ox + tile.sStart[i] * pxPerUs;
         let xe = xs + tile.sDur[i] * pxPerUs;
-        if (xe < tl.x0 || xs > tl.x1) continue;
+        if (xe < lay.lo || xs > lay.hi) continue;
         const depth = tile.sDepth[i];
         if (xe - xs < minW) {
           const px = Math.floor(xs * f.dpr);
@@ -220,18 +242,19 @@ export class Renderer {
       const i = f.hover.slice;
       const row = f.layout.trackRow.get(f.hover.track);
       if (row) {
-        const xs = Math.max(tl.x0 + (off + tile.sStart[i]) * pxPerUs, tl.x0 - 2);
+        const xs = Math.max(ox + tile.sStart[i] * pxPerUs, tl.x0 - 2);
         const xe = Math.min(xs + Math.max(tile.sDur[i] * pxPerUs, 1), tl.x1 + 2);
         ctx.strokeStyle = theme.fg;
         ctx.lineWidth = 1;
         ctx.strokeRect(xs + 0.5, yOf(row) + TRACK_PAD + tile.sDepth[i] * DEPTH_H + 1.5, Math.max(xe - xs - 1, 1), DEPTH_H - 4);
       }
     }
-    f.stats.slicesDrawn = nDrawn;
+    f.stats.slicesDrawn += nDrawn;
   }
 
-  counters(f, visible, yOf, tl, pxPerUs, off) {
-    const { ctx, tile, theme } = f;
+  counters(f, visible, yOf, tl, pxPerUs, lay) {
+    const { ctx, theme } = f;
+    const { tile, ox } = lay;
     for (const row of visible) {
       if (!row.counter) continue;
       const range = tile.counters.get(row.trackId);
@@ -240,8 +263,8 @@ export class Renderer {
       const top = yOf(row) + 4;
       const base = yOf(row) + row.h - 3;
       const yv = (v) => base - ((v - min) / (max - min)) * (base - top);
-      const x = (i) => tl.x0 + (off + tile.cT[i]) * pxPerUs;
-      const end = Math.min(tl.x0 + (off + (tile.end - tile.start)) * pxPerUs, tl.x1 + 2);
+      const x = (i) => ox + tile.cT[i] * pxPerUs;
+      const end = Math.min(ox + (tile.end - tile.start) * pxPerUs, tl.x1 + 2);
       const area = new Path2D();
       const line = new Path2D();
       area.moveTo(x(range[0]), base);
@@ -264,8 +287,9 @@ export class Renderer {
     }
   }
 
-  summaries(f, visible, yOf, tl, pxPerUs, off) {
-    const { ctx, tile, theme } = f;
+  summaries(f, visible, yOf, tl, pxPerUs, lay) {
+    const { ctx, theme } = f;
+    const { tile, ox } = lay;
     const path = new Path2D();
     for (const row of visible) {
       if (row.type !== "section" || !row.collapsed) continue;
@@ -273,9 +297,9 @@ export class Renderer {
       if (!range) continue;
       const y = yOf(row) + 6;
       for (let i = range[0]; i < range[1]; i++) {
-        const xs = Math.max(tl.x0 + (off + tile.sumStart[i]) * pxPerUs, tl.x0 - 2);
-        const xe = Math.min(tl.x0 + (off + tile.sumStart[i] + tile.sumDur[i]) * pxPerUs, tl.x1 + 2);
-        if (xe < tl.x0 || xs > tl.x1) continue;
+        const xs = Math.max(ox + tile.sumStart[i] * pxPerUs, tl.x0 - 2);
+        const xe = Math.min(ox + (tile.sumStart[i] + tile.sumDur[i]) * pxPerUs, tl.x1 + 2);
+        if (xe < lay.lo || xs > lay.hi) continue;
         path.rect(xs, y, Math.max(xe - xs, 1 / f.dpr), SECTION_H - 12);
       }
     }
@@ -283,8 +307,9 @@ export class Renderer {
     ctx.fill(path);
   }
 
-  flowArrows(f, yOf, tl, pxPerUs, off) {
-    const { ctx, tile, theme } = f;
+  flowArrows(f, yOf, tl, pxPerUs, lay) {
+    const { ctx, theme } = f;
+    const { tile, ox } = lay;
     const where = tile.flowWhere;
     const place = (track, depth) => {
       const row = f.layout.trackRow.get(track) ?? f.layout.sectionRow.get(f.trackSection.get(track));
@@ -296,8 +321,8 @@ export class Renderer {
     const strongHeads = new Path2D();
     let drawn = 0;
     for (let k = 0; k < tile.nFlows; k++) {
-      const x0 = tl.x0 + (off + tile.flowT[2 * k]) * pxPerUs;
-      const x1 = tl.x0 + (off + tile.flowT[2 * k + 1]) * pxPerUs;
+      const x0 = ox + tile.flowT[2 * k] * pxPerUs;
+      const x1 = ox + tile.flowT[2 * k + 1] * pxPerUs;
       if ((x0 < tl.x0 && x1 < tl.x0) || (x0 > tl.x1 && x1 > tl.x1)) continue;
       const y0 = place(where[6 * k], where[6 * k + 1]);
       const y1 = place(where[6 * k + 3], where[6 * k + 4]);
@@ -311,7 +336,7 @@ export class Renderer {
       arrowHead(chosen ? strongHeads : heads, x1 - bend, y1, x1, y1);
       drawn++;
     }
-    f.stats.flowsDrawn = drawn;
+    f.stats.flowsDrawn += drawn;
     ctx.strokeStyle = theme.flow;
     ctx.fillStyle = theme.flow;
     ctx.globalAlpha = 0.75;

@@ -8,6 +8,7 @@ import { ownKeys } from "../lib/keys.js";
 import { helpOverlay } from "./dom.js";
 import { Renderer } from "./draw.js";
 import { inputMethods } from "./input.js";
+import { heldLayers, keepTiles } from "./held.js";
 import { hostMethods } from "./hosts.js";
 import { AXIS_H, LABEL_W, buildLayout } from "./layout.js";
 import { navigationMethods } from "./navigate.js";
@@ -44,6 +45,7 @@ export class TraceView {
     this.scrollY = 0;
     this.names = new NameTable();
     this.tile = null;
+    this.tiles = [];
     this.plan = null;
     this.pendingWindows = 0;
     this.resetStrings = true;
@@ -339,6 +341,7 @@ export class TraceView {
   applyWindow({ content, buffers }, plan) {
     const tile = decodeTile(content, buffers, plan, this.names);
     this.tile = tile;
+    this.tiles = keepTiles(this.tiles, tile);
     this.stopIndexProgress();
     const n = tile.sName.length;
     this.status.textContent = `${(content.events_in_window ?? 0).toLocaleString("en")} events in window · ${n.toLocaleString("en")} drawn · ${(content.query_ms ?? 0).toFixed(1)} ms`;
@@ -417,9 +420,11 @@ export class TraceView {
     if (dpr !== this.dpr) return this.resize();
     const stats = {};
     performance.mark("xw-trace-draw-start");
+    const settled = this.settled();
+    const { layers, unknown } = heldLayers(this.tiles, this.view, this.timelineWidth, this.traceStart, this.traceEnd, settled);
     this.renderer.draw({
       ctx: this.ctx, width: this.width, height: this.height, dpr: this.dpr, theme: this.theme,
-      view: this.view, scrollY: this.scrollY, layout: this.layout, tile: this.tile, names: this.names,
+      view: this.view, scrollY: this.scrollY, layout: this.layout, layers, unknown, names: this.names,
       selection: this.selection, hover: this.hover, mark: this.mark, box: this.box, zoomBox: this.zoomBox,
       focus: this.focus,
       flows: this.flows, trackSection: this.trackSection, stats,
@@ -435,7 +440,16 @@ export class TraceView {
     d.rows = String(this.layout.rows.length);
     d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
+    d.settled = settled ? "1" : "0";
+    d.layers = String(layers.length);
     if (this.tile && d.ready !== "1") d.ready = "1";
+  }
+
+  // Whether the frame shows the kernel's answer for this view at full resolution (no coarser
+  // stand-in held from earlier answers, nothing on its way).
+  settled() {
+    const tile = this.tile;
+    return Boolean(tile) && tile.params === this.plan && this.pendingWindows === 0 && !tile.missingNames;
   }
 
   // ---- tools and input --------------------------------------------------------------------
