@@ -48,3 +48,28 @@ test("a card lists XProf's tooltip fields, dashes for what the event lacks", () 
   assert.equal(rows.Fragmentation, "12.50%");
   assert.equal(Object.fromEntries(snapshotRows(answer(), 0, 1 << 20)).Step, "3");
 });
+
+test("a PyTorch trace's extra columns follow the shared ones, and its card lists what [memory] carries", () => {
+  const floats = [[1, 2], [0, 0], [1, 0.5], [3, 3.5], [NaN, NaN], [1024, 512], [1024, 512]];
+  const ints = [[2, 2], [7, 8]];
+  const codes = [[0, 1], [1, 1], [0, 0], [0, 0], [0, 0]];
+  const extra = [[4, 4], [0x7f00, 0x7f00]];
+  const extraCodes = [[1, 0], [0, 0]];
+  const buffers = [...floats, ...extra].map((f) => bytes(Float64Array.from(f)));
+  buffers.splice(7, 0, ...[...ints, ...codes].map((i) => bytes(Int32Array.from(i))));
+  buffers.push(...extraCodes.map((c) => bytes(Int32Array.from(c))));
+  const texts = { activity: ["allocation", "deallocation"], op_name: ["", "aten::mm"], region_type: [""],
+    data_type: [""], shape: [""], cpu_op: ["", "aten::mm"], thread: ["thread 1 (python)"] };
+  const s = decodeSnapshots(buffers, texts, { floats: ["reserved", "address"], texts: ["cpu_op", "thread"] });
+  assert.deepEqual(Array.from(s.reserved), [4, 4]);
+  assert.deepEqual(s.cpu_op, ["aten::mm", ""]);
+  const rows = Object.fromEntries(snapshotRows(s, 1, 1 << 20, "kineto"));
+  assert.equal(rows.Event, "free");
+  assert.equal(rows.Size, "512 B");
+  assert.equal(rows.Address, "0x7f00");
+  assert.equal(rows["Allocated by"], "aten::mm");
+  assert.equal(rows["In op"], "—");
+  assert.equal(rows.Thread, "thread 1 (python)");
+  assert.equal(rows.Allocated, "512.00 KiB");
+  assert.equal(rows.Reserved, "4.00 MiB");
+});

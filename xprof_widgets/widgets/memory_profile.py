@@ -1,5 +1,9 @@
 """`MemoryProfile`: XProf's memory profile (the allocators' view) in a notebook cell.
 
+The same widget reads a PyTorch profiler trace's `[memory]` events (`profile_memory=True`):
+one allocator per device, allocated and reserved bytes over time, each allocation live at the
+peak (analysis/kineto_memory.py); the view then labels its series and table for them.
+
 The widget syncs the choice (`host`, `memory_id`) and the allocators each host has; the view
 asks for the chart template once and for the chosen allocator's figures on every change: the
 summary, the timeline (stack, heap and free memory, fragmentation; reduced to a few thousand
@@ -41,11 +45,15 @@ FREE_HIDDEN_ABOVE = 10
 """The free-memory area starts hidden when capacity exceeds the peak this many times (a CPU
 allocator's free memory is the machine's RAM, which would flatten the rest)."""
 _TEXT_COLUMNS = ("activity", "op_name", "region_type", "data_type", "shape")
+_KINETO_FLOATS = ("reserved_bytes", "address")
+_KINETO_TEXTS = ("cpu_op", "thread")
+"""A Kineto device's snapshot columns sent after the shared ones."""
 _NO_DATA = (
     "{source} holds no allocator events, so there is no memory profile: the memory profile "
     "reads the MemoryAllocation / MemoryDeallocation events that TensorFlow's allocators (and "
-    "the TPU runtime) write on /host:CPU. JAX on CPU and GPU and PyTorch write none; for XLA "
-    "programs the Memory Viewer shows the compiler's buffer assignment instead.")
+    "the TPU runtime) write on /host:CPU, or the [memory] events of a PyTorch profiler trace "
+    "recorded with profile_memory=True. JAX on CPU and GPU writes none; for XLA programs the "
+    "Memory Viewer shows the compiler's buffer assignment instead.")
 
 
 class MemoryProfile(RequestWidget, CsvExport):
@@ -55,8 +63,9 @@ class MemoryProfile(RequestWidget, CsvExport):
     Args:
         path_or_profile: a logdir, run directory, `.xplane.pb` file, fsspec URL, or a `Profile`
             from `xprof_widgets.open_profile`.
-        memory_id: the allocator shown (`GPU_0_bfc`, `mklcpu`, a TPU's index); default: the
-            first of the host's, in XProf's order.
+        memory_id: the allocator shown (`GPU_0_bfc`, `mklcpu`, a TPU's index; a PyTorch
+            trace's device, `cuda:0`, `cpu`); default: the first of the host's, in XProf's
+            order (a PyTorch trace's accelerators first).
         host: the host shown (default: the first with allocator events); every host of the
             run is opened, and the view's picker switches between them.
         run: which run to open (default: the newest).
@@ -69,6 +78,8 @@ class MemoryProfile(RequestWidget, CsvExport):
                                   ).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
     _choices = traitlets.Dict(help="Memory ids per host.").tag(sync=True)
+    _kind = traitlets.Unicode("allocator", help="'allocator' (XProf's allocator events) or "
+                              "'kineto' (a PyTorch trace's [memory] events).").tag(sync=True)
     _error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, memory_id: str | None = None,
@@ -79,7 +90,8 @@ class MemoryProfile(RequestWidget, CsvExport):
         choices: dict[str, list[str]] = {}
         for h, m in self.analysis.allocators:
             choices.setdefault(h, []).append(m)
-        state: dict[str, Any] = {"title": _title(profile), "_choices": choices}
+        state: dict[str, Any] = {"title": _title(profile), "_choices": choices,
+                                 "_kind": self.analysis.kind}
         if not choices:
             state["_error"] = _NO_DATA.format(source=profile.source)
         else:
@@ -121,19 +133,23 @@ class MemoryProfile(RequestWidget, CsvExport):
     def summary(self) -> pd.DataFrame:
         """One row per host and allocator: host, memory_id, num_allocs, num_deallocs,
         capacity_bytes, peak_bytes (stack + heap), peak_heap_bytes, peak_stack_bytes,
-        peak_free_bytes, peak_fragmentation, peak_time_us, peak_step, lifetime_peak_bytes."""
+        peak_free_bytes, peak_fragmentation, peak_time_us, peak_step, lifetime_peak_bytes; a
+        PyTorch trace's also peak_reserved_bytes, max_reserved_bytes, live_allocations."""
         return self.analysis.summary()
 
     def timeline(self, memory_id: str | None = None, host: str | None = None,
                  max_points: int | None = None) -> pd.DataFrame:
         """Every snapshot of an allocator in time order (time_us, activity, stack, heap and free
         bytes, fragmentation, sizes, address, op_name, step, region_type, data_type, shape,
-        event); `max_points` reduces them as XProf does (the largest heap + stack per window)."""
+        event; a PyTorch trace's also reserved_bytes, cpu_op, thread, ev_idx); `max_points`
+        reduces them as XProf does (the largest heap + stack per window)."""
         return self.allocator(memory_id, host).timeline(max_points)
 
     def breakdown(self, memory_id: str | None = None, host: str | None = None) -> pd.DataFrame:
         """The allocations live at an allocator's peak: op_name, allocation_bytes,
-        requested_bytes, occurrences, region_type, data_type, shape (largest first)."""
+        requested_bytes, occurrences, region_type, data_type, shape (largest first); on a
+        PyTorch trace one row per allocation: op_name, allocation_bytes, requested_bytes,
+        occurrences, address, allocated_us, step, thread, event."""
         return self.allocator(memory_id, host).breakdown()
 
     def to_dataframe(self) -> pd.DataFrame:
@@ -143,7 +159,7 @@ class MemoryProfile(RequestWidget, CsvExport):
     # ---- requests from the view ---------------------------------------------------------------
     @handler("charts")
     def _charts(self) -> dict:
-        return chart_template()
+        return chart_template(self.analysis.kind)
 
     @handler("view")
     def _view(self) -> tuple[dict, list]:
@@ -169,22 +185,28 @@ def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
     """One allocator's figures: JSON content (summary, unit, the text columns' names, the
     breakdown) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
     chart unit, fragmentation %, requested and allocation bytes; int32: step, event, and codes
-    into the text columns' names)."""
+    into the text columns' names; a Kineto device's then float64 reserved (chart unit) and
+    address, and codes of cpu_op and thread, named in `timeline.extra`)."""
     summary = memory.summary()
     unit, scale = unit_of(max(summary["peak_bytes"], 1))
     points = memory.timeline(VIEW_POINTS)
+    kineto = "reserved_bytes" in points.columns
+    text_columns = _TEXT_COLUMNS + (_KINETO_TEXTS if kineto else ())
     texts, codes = {}, []
-    for column in _TEXT_COLUMNS:
+    for column in text_columns:
         names, code = np.unique(points[column].to_numpy(dtype=object).astype(str),
                                 return_inverse=True)
         texts[column] = names.tolist()
         codes.append(code.reshape(-1).astype(np.int32))
     table = memory.breakdown()
+    timeline = {"points": len(points), "snapshots": len(memory.snapshots), "texts": texts}
+    if kineto:
+        timeline["extra"] = {"floats": list(_KINETO_FLOATS), "texts": list(_KINETO_TEXTS)}
     content = {
+        "kind": "kineto" if kineto else "allocator",
         "summary": jsonable(summary), "unit": unit, "scale": scale,
         "free_hidden": summary["capacity_bytes"] > FREE_HIDDEN_ABOVE * max(summary["peak_bytes"], 1),
-        "timeline": {"points": len(points), "snapshots": len(memory.snapshots), "texts": texts},
-        "breakdown": columnar(table),
+        "timeline": timeline, "breakdown": columnar(table),
     }
     floats = [points["time_us"].to_numpy(np.float64)]
     for column in ("stack_reserved_bytes", "heap_allocated_bytes", "free_memory_bytes"):
@@ -193,7 +215,12 @@ def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
     floats += [points["requested_bytes"].to_numpy(np.float64),
                points["allocation_bytes"].to_numpy(np.float64)]
     ints = [points["step"].to_numpy(np.int32), points["event"].to_numpy(np.int32)]
-    return content, floats + ints + codes
+    if not kineto:
+        return content, floats + ints + codes
+    extra = [points["reserved_bytes"].to_numpy(np.float64) / scale,
+             points["address"].to_numpy(np.float64)]
+    shared = len(_TEXT_COLUMNS)
+    return content, floats + ints + codes[:shared] + extra + codes[shared:]
 
 
 # ---- the chart template ---------------------------------------------------------------------------
@@ -201,16 +228,17 @@ STACK_COLOR, HEAP_COLOR, FREE_COLOR, FRAGMENTATION_COLOR = "#d62728", "#ff7f0e",
 """XProf's timeline colours: stack red, heap orange, free green."""
 
 
-@lru_cache(maxsize=1)
-def chart_template() -> dict:
+@lru_cache(maxsize=2)
+def chart_template(kind: str = "allocator") -> dict:
     """The timeline's Bokeh JSON item with a placeholder data source (`timeline`): stack, heap and
     free memory stacked (steps: a snapshot holds until the next), fragmentation on a second
     axis, the peak marked; named models the view sets: timeline, x_axis, y_axis, peak,
-    peak_label, free_area, hover."""
-    return _charts.json_item(timeline_figure())
+    peak_label, free_area, hover. For `kind` "kineto" (a PyTorch trace's device): allocated,
+    and reserved but not allocated, stacked; no stack and no fragmentation, which it lacks."""
+    return _charts.json_item(timeline_figure(kind))
 
 
-def timeline_figure() -> _charts.Figure:
+def timeline_figure(kind: str = "allocator") -> _charts.Figure:
     model, field, stack = _charts.model, _charts.field, _charts.stack
     # one placeholder point: BokehJS 3.9 loops forever laying out a VAreaStep without data
     source = _charts.source({k: [0.0] for k in ("x", "stack", "heap", "free", "in_use",
@@ -223,26 +251,33 @@ def timeline_figure() -> _charts.Figure:
     fig.y_axis["attributes"]["name"] = "y_axis"
     fig.x_axis["attributes"].update(name="x_axis", formatter=model("BasicTickFormatter",
                                                                    use_scientific=False))
-    root = fig.root["attributes"]
-    root["extra_y_ranges"] = {"type": "map", "entries": [
-        ["fragmentation", model("Range1d", start=0, end=100)]]}
-    root["right"] = [model("LinearAxis", y_range_name="fragmentation",
-                           axis_label="fragmentation (%)")]
-    areas = [("stack", _charts.value(0), field("stack"), STACK_COLOR, "stack (reserved)", None),
-             ("heap", field("stack"), stack("stack", "heap"), HEAP_COLOR, "heap (allocated)", None),
-             ("free", stack("stack", "heap"), stack("stack", "heap", "free"), FREE_COLOR, "free",
-              "free_area")]
-    for _, y1, y2, color, label, name in areas:
+    kineto = kind == "kineto"
+    if not kineto:
+        root = fig.root["attributes"]
+        root["extra_y_ranges"] = {"type": "map", "entries": [
+            ["fragmentation", model("Range1d", start=0, end=100)]]}
+        root["right"] = [model("LinearAxis", y_range_name="fragmentation",
+                               axis_label="fragmentation (%)")]
+    areas = [(_charts.value(0), field("heap"), HEAP_COLOR, "allocated", None),
+             (field("heap"), stack("heap", "free"), FREE_COLOR, "reserved, not allocated",
+              "free_area")] if kineto else [
+        (_charts.value(0), field("stack"), STACK_COLOR, "stack (reserved)", None),
+        (field("stack"), stack("stack", "heap"), HEAP_COLOR, "heap (allocated)", None),
+        (stack("stack", "heap"), stack("stack", "heap", "free"), FREE_COLOR, "free",
+         "free_area")]
+    for y1, y2, color, label, name in areas:
         _after(fig.glyph("VAreaStep", source, x=field("x"), y1=y1, y2=y2, fill_color=color,
                          fill_alpha=0.55, legend_label=label, name=name), "step_mode")
     _after(fig.glyph("Step", source, x=field("x"), y=field("in_use"), line_color="#8c2d04",
                      line_width=1), "mode")
     # hovered by its points: the snapshot at or before the cursor (the view shows its card)
     points = fig.glyph("Line", source, x=field("x"), y=field("in_use"), line_alpha=0)
-    fragmentation = _after(fig.glyph("Step", source, x=field("x"), y=field("fragmentation"),
-                                     line_color=FRAGMENTATION_COLOR, line_width=1,
-                                     line_dash="dashed", legend_label="fragmentation (%)"), "mode")
-    fragmentation["attributes"]["y_range_name"] = "fragmentation"
+    if not kineto:
+        fragmentation = _after(fig.glyph(
+            "Step", source, x=field("x"), y=field("fragmentation"),
+            line_color=FRAGMENTATION_COLOR, line_width=1, line_dash="dashed",
+            legend_label="fragmentation (%)"), "mode")
+        fragmentation["attributes"]["y_range_name"] = "fragmentation"
     fig.add_layout(model("Span", location=0, dimension="height", line_color="#d62728",
                          line_width=1.5, line_dash="dotted", name="peak", visible=False))
     fig.add_layout(model("Label", x=0, y=0, x_units="data", y_units="screen", text="",

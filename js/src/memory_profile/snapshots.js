@@ -7,16 +7,27 @@ const FLOATS = ["time_us", "stack", "heap", "free", "fragmentation", "requested"
 const INTS = ["step", "event"];
 const TEXTS = ["activity", "op_name", "region_type", "data_type", "shape"];
 
-/** The `view` answer's buffers as named columns: floats, ints, then one code column per text. */
-export function decodeSnapshots(buffers, texts) {
+/** The `view` answer's buffers as named columns: floats, ints, then one code column per text;
+ * then a PyTorch trace's `extra` columns (timeline.extra: its floats, then its texts' codes). */
+export function decodeSnapshots(buffers, texts, extra = { floats: [], texts: [] }) {
   const out = {};
-  FLOATS.forEach((key, i) => { out[key] = typed(buffers[i], Float64Array); });
-  INTS.forEach((key, i) => { out[key] = typed(buffers[FLOATS.length + i], Int32Array); });
-  TEXTS.forEach((key, i) => {
+  let at = 0;
+  const floats = (keys) => keys.forEach((key) => { out[key] = typed(buffers[at++], Float64Array); });
+  const coded = (keys) => keys.forEach((key) => {
     const names = texts[key];
-    out[key] = Array.from(typed(buffers[FLOATS.length + INTS.length + i], Int32Array), (k) => names[k]);
+    out[key] = Array.from(typed(buffers[at++], Int32Array), (k) => names[k]);
   });
+  floats(FLOATS);
+  INTS.forEach((key) => { out[key] = typed(buffers[at++], Int32Array); });
+  coded(TEXTS);
+  floats(extra.floats);
+  coded(extra.texts);
   return out;
+}
+
+/** An address as hex (`0x7f...`), as allocators and PyTorch print them. */
+export function hexAddress(address) {
+  return address > 0 ? `0x${Math.round(address).toString(16)}` : fmt.DASH;
 }
 
 /** Index of the snapshot that holds at `timeUs`: the last at or before it (the first before any). */
@@ -32,10 +43,25 @@ export function snapshotAt(times, timeUs) {
 }
 
 /** [label, text] rows of a snapshot's card, as XProf's tooltip lists them (sizes arrive in the
- * chart's unit, `scale` bytes each). */
-export function snapshotRows(s, i, scale) {
+ * chart's unit, `scale` bytes each); a PyTorch trace's `[memory]` event ("kineto") lists what
+ * it carries instead. */
+export function snapshotRows(s, i, scale, kind = "allocator") {
   const size = (v) => fmt.bytes(Math.round(v * scale));
   const step = s.step[i];
+  if (kind === "kineto") {
+    return [
+      ["Time", fmt.time(s.time_us[i])],
+      ["Event", s.activity[i] === "allocation" ? "allocation" : "free"],
+      ["Size", fmt.bytes(s.allocated[i])],
+      ["Address", hexAddress(s.address[i])],
+      ["Allocated by", s.op_name[i] || fmt.DASH],
+      ["In op", s.cpu_op[i] || fmt.DASH],
+      ["Thread", s.thread[i] || fmt.DASH],
+      ["Step", step < 0 ? "no steps marked" : String(step)],
+      ["Allocated", size(s.heap[i])],
+      ["Reserved", size(s.reserved[i])],
+    ];
+  }
   return [
     ["Time", fmt.time(s.time_us[i])],
     ["Event", s.activity[i]],

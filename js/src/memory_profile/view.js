@@ -7,7 +7,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { TimelineChart } from "./chart.js";
-import { decodeSnapshots, snapshotAt, snapshotRows } from "./snapshots.js";
+import { decodeSnapshots, hexAddress, snapshotAt, snapshotRows } from "./snapshots.js";
 import { CSS } from "./style.js";
 
 const STYLE_ID = "xw-memory-profile-style";
@@ -20,6 +20,15 @@ const COLUMNS = [
   { key: "data_type", label: "Data type", align: "left", facet: true, format: (v) => (v === "INVALID" ? fmt.DASH : v) },
   { key: "shape", label: "Shape", align: "left" },
 ];
+/** A PyTorch trace's table: one row per allocation live at the peak. */
+const KINETO_COLUMNS = [
+  { key: "op_name", label: "Allocated by", align: "left", title: "The innermost cpu_op around the allocation on its thread" },
+  { key: "allocation_bytes", label: "Size", format: fmt.bytes, title: "Bytes allocated (the [memory] event's Bytes)" },
+  { key: "address", label: "Address", align: "left", format: hexAddress },
+  { key: "allocated_us", label: "Allocated at", format: (v) => (v == null ? fmt.DASH : fmt.time(v)), title: "Time of the allocation on the profile's timeline" },
+  { key: "step", label: "Step", format: (v) => (v < 0 ? fmt.DASH : String(v)) },
+  { key: "thread", label: "Thread", align: "left", facet: true },
+];
 
 function ensureStyle() {
   if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
@@ -30,9 +39,20 @@ function tile(label, value, sub) {
     h("span", { className: "xw-mp-tile-value" }, value), sub ? h("span", { className: "xw-mp-tile-sub" }, sub) : null);
 }
 
-/** The summary tiles of one allocator (XProf's memory profile summary). */
-export function summaryTiles(s) {
+/** The summary tiles of one allocator (XProf's memory profile summary), or of a PyTorch trace's
+ * device ("kineto": allocated and reserved bytes, what is live at the peak). */
+export function summaryTiles(s, kind = "allocator") {
   const step = s.peak_step < 0 ? "" : `, step ${s.peak_step}`;
+  if (kind === "kineto") {
+    return [
+      tile("Allocations", fmt.count(s.num_allocs)),
+      tile("Frees", fmt.count(s.num_deallocs)),
+      tile("Peak allocated", fmt.bytes(s.peak_bytes), `at ${fmt.time(s.peak_time_us)}${step}`),
+      tile("Reserved at the peak", fmt.bytes(s.peak_reserved_bytes), "held by the caching allocator (0: none)"),
+      tile("Most reserved", fmt.bytes(s.max_reserved_bytes)),
+      tile("Live at the peak", `${fmt.count(s.live_allocations)} allocations`, "made in the trace and not yet freed"),
+    ];
+  }
   return [
     tile("Allocations", fmt.count(s.num_allocs)),
     tile("Deallocations", fmt.count(s.num_deallocs)),
@@ -84,8 +104,10 @@ export class MemoryProfileView {
     this.card = h("div", { className: "xw-mp-card" });
     this.note = h("div", { className: "xw-mp-note" });
     this.tableTitle = h("div", { className: "xw-mp-section" });
-    this.table = new DataTable({ columns: COLUMNS, sort: { key: "allocation_bytes", descending: true },
-      csvName: "memory_breakdown.csv", placeholder: "Filter by op, region, data type or shape" });
+    this.kind = m.get("_kind") || "allocator";
+    const kineto = this.kind === "kineto";
+    this.table = new DataTable({ columns: kineto ? KINETO_COLUMNS : COLUMNS, sort: { key: "allocation_bytes", descending: true },
+      csvName: "memory_breakdown.csv", placeholder: kineto ? "Filter by op or thread" : "Filter by op, region, data type or shape" });
     this.message = h("div", { className: "xw-mp-message", hidden: true });
     this.body = h("div", { className: "xw-mp-body" },
       h("div", { className: "xw-mp-summary" }, this.summary),
@@ -132,15 +154,18 @@ export class MemoryProfileView {
     this.el.dataset.memory = content.memory_id;
     const s = content.summary;
     this.scale = content.scale;
-    this.summary.replaceChildren(...summaryTiles(s));
-    this.snapshots = decodeSnapshots(buffers, content.timeline.texts);
+    const kineto = content.kind === "kineto";
+    this.summary.replaceChildren(...summaryTiles(s, content.kind));
+    this.snapshots = decodeSnapshots(buffers, content.timeline.texts, content.timeline.extra);
     this.charts.update(this.snapshots, content.unit, s, content.free_hidden);
     const t = content.timeline;
     this.note.textContent = (t.points < t.snapshots
       ? `${fmt.count(t.snapshots)} snapshots, ${fmt.count(t.points)} drawn (the largest stack + heap of each window). ` : "")
-      + (content.free_hidden ? "Free memory is hidden (it dwarfs the rest); click its legend entry to show it." : "");
+      + (content.free_hidden ? `${kineto ? "Reserved" : "Free"} memory is hidden (it dwarfs the rest); click its legend entry to show it.` : "");
     this.tableTitle.textContent = `Allocations live at the peak (${fmt.bytes(s.peak_bytes)} at ${fmt.time(s.peak_time_us)}`
-      + `${s.peak_step < 0 ? "" : `, step ${s.peak_step}`}): what the allocator held, identical ones merged`;
+      + `${s.peak_step < 0 ? "" : `, step ${s.peak_step}`}): `
+      + (kineto ? "one row per allocation not yet freed, and what was allocated before the trace"
+        : "what the allocator held, identical ones merged");
     this.table.setRows(rowsOf(content.breakdown));
     this.showCard(snapshotAt(this.snapshots.time_us, s.peak_time_us));
     this.el.dataset.ready = "1";
@@ -150,11 +175,11 @@ export class MemoryProfileView {
     const s = this.snapshots;
     if (!s || !s.time_us.length) return;
     this.card.dataset.snapshot = String(i);
-    const rows = snapshotRows(s, i, this.scale);
+    const rows = snapshotRows(s, i, this.scale, this.kind);
     const hint = this.model.get("_linked")
       ? "Click the timeline to show that moment in the Trace Viewer." : "Hover the timeline to see its snapshots here.";
     this.card.replaceChildren(...[
-      h("div", { className: "xw-mp-card-title" }, `${s.activity[i]} at ${fmt.time(s.time_us[i])}`),
+      h("div", { className: "xw-mp-card-title" }, `${rows[1][1]} at ${fmt.time(s.time_us[i])}`),
       h("dl", {}, rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       h("div", { className: "xw-mp-card-hint" }, hint),
       this.linkSent ? h("div", { className: "xw-mp-card-sent" }, this.linkSent) : null].filter(Boolean));
