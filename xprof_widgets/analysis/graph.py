@@ -1,0 +1,431 @@
+"""The HLO graph around one op: XProf's Graph Viewer as DataFrames, DOT and HLO text.
+
+The neighbourhood is the one XLA's graph dumper draws for XProf (`RenderGraphNeighborhoodAround`
+in xla/service/hlo_graph_dumper.cc): a breadth-first walk from the op over operands and users
+within its computation, `width` hops deep, where a bitcast (as operand or user) costs no hop, a
+tuple other than the op is not walked into, and the users of a constant or of an instruction
+with more than 16 users are not walked to. With fusions expanded, a fusion in the neighbourhood
+whose operands are all shown (or the op itself) is drawn as a cluster holding its fused
+computation, nested fusions inside it too.
+
+A module is indexed once per computation (operand and user lists as CSR arrays), so a
+neighbourhood reads only the instructions it shows; the numbers come from the Op Profile
+(`analyze_op_profile`), joined by (program, op name).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import deque
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ProfileError
+from ..profile.hlo import HloModule, IdIndex, shape_to_string
+
+MAX_USERS_WALKED = 16  # XLA's kMaxUsersToRender: the users of a busier node are left out
+NODE_COLUMNS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
+                "time_share", "flops", "bytes_accessed", "source", "op_name", "computation"]
+EDGE_COLUMNS = ["source", "target", "operand_index", "shape"]
+
+
+# ---- one computation as columns ---------------------------------------------------------------
+class _Computation:
+    """Operands and users of one computation's instructions as CSR arrays of local indices.
+
+    Users are listed as XLA lists them after reading the proto: each user once, in the order
+    the users appear in the computation."""
+
+    def __init__(self, proto: Any):
+        self.proto = proto
+        self.name: str = proto.name
+        instrs = proto.instructions
+        n = len(instrs)
+        self.ids = np.empty(n, np.int64)
+        self.names: list[str] = [""] * n
+        self.opcodes: list[str] = [""] * n
+        self.called: dict[int, list[int]] = {}
+        self.param_of: dict[int, int] = {}  # parameter_number -> local index
+        counts = np.zeros(n, np.int64)
+        flat: list[int] = []
+        for k, ins in enumerate(instrs):
+            self.ids[k] = ins.id
+            self.names[k] = ins.name
+            opcode = ins.opcode
+            self.opcodes[k] = opcode
+            ops = ins.operand_ids
+            counts[k] = len(ops)
+            flat.extend(ops)
+            if opcode == "parameter":
+                self.param_of[ins.parameter_number] = k
+            called = ins.called_computation_ids
+            if len(called):
+                self.called[k] = list(called)
+        rows = IdIndex(self.ids)(np.asarray(flat, np.int64))
+        self.op_ptr = np.concatenate([[0], np.cumsum(counts)])
+        self.op_idx = rows  # -1: an operand id the computation does not hold
+        users = np.repeat(np.arange(n), counts)
+        keep = rows >= 0
+        pairs = np.stack([rows[keep], users[keep]], axis=1)
+        order = np.lexsort((np.arange(len(pairs)), pairs[:, 0]))  # by operand, in user order
+        pairs = pairs[order]
+        if len(pairs):
+            first = np.ones(len(pairs), bool)
+            first[1:] = np.any(pairs[1:] != pairs[:-1], axis=1)
+            pairs = pairs[first]
+        self.user_idx = pairs[:, 1].copy()
+        self.user_ptr = np.searchsorted(pairs[:, 0], np.arange(n + 1))
+        self.root = int(IdIndex(self.ids)(np.array([proto.root_id]))[0]) if n else -1
+
+    def operands(self, k: int) -> np.ndarray:
+        return self.op_idx[self.op_ptr[k]:self.op_ptr[k + 1]]
+
+    def users(self, k: int) -> np.ndarray:
+        return self.user_idx[self.user_ptr[k]:self.user_ptr[k + 1]]
+
+    @cached_property
+    def local(self) -> dict[str, int]:
+        return {name: k for k, name in enumerate(self.names)}
+
+
+def _walk(comp: _Computation, root: int, width: int) -> dict[int, int]:
+    """Local index -> hops from the root, walked as XLA's `MakeNodeRadiusAroundFilter`."""
+    nodes: dict[int, int] = {}
+    work = deque([(root, 0)])
+    opcodes = comp.opcodes
+    while work:
+        k, depth = work.popleft()
+        nodes[k] = min(depth, nodes.get(k, depth))
+        if depth == width:
+            continue
+        if k == root or opcodes[k] != "tuple":
+            for o in comp.operands(k).tolist():
+                if o >= 0 and o not in nodes:
+                    free = opcodes[o] == "bitcast" or opcodes[k] == "bitcast"
+                    work.append((o, depth if free else depth + 1))
+        if opcodes[k] == "constant":
+            continue
+        users = comp.users(k)
+        if len(users) > MAX_USERS_WALKED:
+            continue
+        for u in users.tolist():
+            if u not in nodes:
+                work.append((u, depth + 1))
+    return nodes
+
+
+# ---- a module --------------------------------------------------------------------------------
+class ModuleGraph:
+    """One HLO module's computations, indexed when first walked."""
+
+    def __init__(self, proto: Any, module: HloModule, program_id: int, label: str):
+        self.module = module
+        self.program_id = program_id
+        self.label = label
+        self._protos = list(proto.hlo_module.computations)
+        self._by_id = {int(c.id): k for k, c in enumerate(self._protos)}
+        self._comps: dict[int, _Computation] = {}
+
+    def computation(self, position: int) -> _Computation:
+        if position not in self._comps:
+            self._comps[position] = _Computation(self._protos[position])
+        return self._comps[position]
+
+    def computations(self) -> list[_Computation]:
+        """Every computation, indexed (a whole-module walk: for tests and full views)."""
+        return [self.computation(k) for k in range(len(self._protos))]
+
+    def computation_by_id(self, comp_id: int) -> _Computation | None:
+        position = self._by_id.get(int(comp_id))
+        return None if position is None else self.computation(position)
+
+    @cached_property
+    def _where(self) -> dict[str, tuple[int, int]]:
+        """Instruction name -> (computation position, local index)."""
+        where: dict[str, tuple[int, int]] = {}
+        for c, comp in enumerate(self._protos):
+            for k, ins in enumerate(comp.instructions):
+                where[ins.name] = (c, k)
+        return where
+
+    def find(self, name: str) -> tuple[_Computation, int] | None:
+        hit = self._where.get(name)
+        return None if hit is None else (self.computation(hit[0]), hit[1])
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._where
+
+
+def module_graph(profile: Any, module: int | str) -> ModuleGraph:
+    """The indexed graph of a module (program id, name or XProf's label), memoized."""
+    modules = profile.hlo_modules
+    hits = modules[(modules["label"] == module) | (modules["name"] == module)
+                   | (modules["program_id"].astype(str) == str(module))]
+    if not len(hits):
+        known = ", ".join(modules["label"])
+        raise ProfileError(f"{profile.source}: no HLO module {module!r}; the profile has "
+                           f"{known or 'no HLO protos'}.")
+    pid, label = int(hits["program_id"].iloc[0]), str(hits["label"].iloc[0])
+
+    def build() -> ModuleGraph:
+        view = HloModule(profile.hlo_proto_bytes(pid), pid, where=profile.source)
+        return ModuleGraph(profile.hlo_proto(pid), view, pid, label)
+
+    return profile.memo(("graph_module", pid), build)
+
+
+def find_module(profile: Any, op: str) -> str:
+    """XProf's label of the first module (in the profile's order) holding an instruction `op`."""
+    for label in profile.hlo_modules["label"]:
+        if op in module_graph(profile, label):
+            return label
+    raise ProfileError(f"{profile.source}: no HLO module has an instruction named {op!r}.")
+
+
+# ---- the neighbourhood ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Member:
+    comp: _Computation
+    k: int
+    distance: int
+    fusion: str | None  # the expanded fusion holding it
+    expanded: bool
+
+
+class Neighbourhood:
+    """The instructions and edges around `op`, `width` hops, fusions merged or expanded."""
+
+    def __init__(self, graph: ModuleGraph, op: str, width: int = 2, merge_fusions: bool = True,
+                 metrics: pd.DataFrame | None = None, total_time_us: float = math.nan):
+        found = graph.find(op)
+        if found is None:
+            raise ProfileError(f"module {graph.label} has no instruction named {op!r}.")
+        if width < 0:
+            raise ValueError(f"width must be 0 or more, not {width}")
+        self.graph, self.op, self.width, self.merge_fusions = graph, op, int(width), merge_fusions
+        comp, root = found
+        self.computation = comp.name
+        self._metrics = metrics
+        self._total_us = total_time_us
+        walked = _walk(comp, root, self.width)
+        self._members: list[_Member] = []
+        for k in sorted(walked):
+            expand = (not merge_fusions and comp.opcodes[k] == "fusion"
+                      and (k == root or self._operands_shown(comp, k, walked)))
+            self._members.append(_Member(comp, k, walked[k], None, expand))
+            if expand:
+                self._expand(comp, k, walked[k])
+
+    @staticmethod
+    def _operands_shown(comp: _Computation, k: int, walked: dict[int, int]) -> bool:
+        return all(o >= 0 and (o in walked or comp.opcodes[o] == "constant")
+                   for o in comp.operands(k).tolist())
+
+    def _expand(self, comp: _Computation, k: int, distance: int) -> None:
+        body = self.graph.computation_by_id(comp.called[k][0]) if k in comp.called else None
+        if body is None:
+            return
+        fusion = comp.names[k]
+        for j, opcode in enumerate(body.opcodes):
+            nested = opcode == "fusion"
+            self._members.append(_Member(body, j, distance, fusion, nested))
+            if nested:
+                self._expand(body, j, distance)
+
+    def _instruction(self, m: _Member) -> Any:
+        return m.comp.proto.instructions[m.k]
+
+    # ---- DataFrames -----------------------------------------------------------------------------
+    @cached_property
+    def _nodes(self) -> pd.DataFrame:
+        rows = []
+        for m in self._members:
+            ins = self._instruction(m)
+            rows.append((ins.name, ins.opcode, shape_to_string(ins.shape), m.fusion,
+                         m.distance, m.expanded, self.graph.module.source_of(ins),
+                         ins.metadata.op_name, m.comp.name))
+        frame = pd.DataFrame(rows, columns=["name", "opcode", "shape", "fusion", "distance",
+                                            "expanded", "source", "op_name", "computation"])
+        frame["fusion"] = pd.Series([m.fusion for m in self._members], dtype=object)
+        metrics = self._metrics
+        if metrics is not None and len(metrics):
+            joined = frame[["name"]].merge(metrics, on="name", how="left")
+            for column in ("time_us", "flops", "bytes_accessed"):
+                frame[column] = joined[column].to_numpy(float)
+            profiled = joined["source"].fillna("").to_numpy(object)
+            frame["source"] = np.where(frame["source"] == "", profiled, frame["source"])
+        else:
+            for column in ("time_us", "flops", "bytes_accessed"):
+                frame[column] = np.nan
+        total = self._total_us
+        frame["time_share"] = frame["time_us"] / total if total and total > 0 else np.nan
+        return frame[NODE_COLUMNS]
+
+    def nodes(self) -> pd.DataFrame:
+        """One row per instruction shown: name, opcode, shape, fusion (the expanded fusion it
+        sits in, else None), distance (hops from the op), expanded (a fusion drawn as a cluster
+        of its body), time_us / time_share / flops / bytes_accessed (the Op Profile's, NaN for
+        ops it has no row for), source (`file:line`), op_name, computation."""
+        return self._nodes.copy()
+
+    @cached_property
+    def _edges(self) -> pd.DataFrame:
+        """Operand edges between shown instructions. An expanded fusion is a cluster, not a
+        node: its operand i feeds its body's parameter i, and its body's root feeds its users."""
+        shown = {(id(m.comp), m.k): m for m in self._members}
+        rows: list[tuple[str, str, int, str]] = []
+
+        def end_of(comp: _Computation, k: int) -> str | None:
+            """The node an edge from instruction k leaves: a fusion drawn expanded leaves from
+            its body's root."""
+            m = shown.get((id(comp), k))
+            if m is None:
+                return None
+            if m.expanded:
+                body = self.graph.computation_by_id(comp.called[k][0])
+                return end_of(body, body.root) if body is not None and body.root >= 0 else None
+            return comp.names[k]
+
+        for m in self._members:
+            comp = m.comp
+            ins = self._instruction(m)
+            for index, o in enumerate(comp.operands(m.k).tolist()):
+                if o < 0:
+                    continue
+                source = end_of(comp, o)
+                if source is None:
+                    continue
+                shape = shape_to_string(comp.proto.instructions[o].shape)
+                if m.expanded:
+                    body = self.graph.computation_by_id(comp.called[m.k][0])
+                    param = body.param_of.get(index) if body is not None else None
+                    if param is not None:
+                        rows.append((source, body.names[param], index, shape))
+                else:
+                    rows.append((source, ins.name, index, shape))
+        return pd.DataFrame(rows, columns=EDGE_COLUMNS)
+
+    def edges(self) -> pd.DataFrame:
+        """One row per operand edge drawn: source, target (instruction names), operand_index,
+        shape (the operand's)."""
+        return self._edges.copy()
+
+    # ---- texts ----------------------------------------------------------------------------------
+    def to_dot(self) -> str:
+        """The neighbourhood as a Graphviz digraph, top to bottom, fusions as clusters, nodes
+        filled by their share of device time (white none, red all)."""
+        nodes = self._nodes
+        title = f"<b>{_esc(self.op)}</b> in {_esc(self.graph.label)}, width {self.width}"
+        lines = ["digraph G {", "rankdir = TB;", "compound = true;", f"label = <{title}>;",
+                 "labelloc = t;", 'node [shape=rect, style="filled", fontname="Roboto"];']
+        children: dict[str | None, list[int]] = {}
+        for i, fusion in enumerate(nodes["fusion"].tolist()):
+            children.setdefault(fusion, []).append(i)
+
+        def emit(parent: str | None, indent: str) -> None:
+            for i in children.get(parent, []):
+                row = nodes.iloc[i]
+                if row["expanded"]:
+                    lines.append(f'{indent}subgraph "cluster_{_q(row["name"])}" {{')
+                    lines.append(f'{indent}  label = <Fused expression for <b>{_esc(row["name"])}'
+                                 f'</b>>; style="rounded,filled"; fillcolor="{_fill(row)}";')
+                    emit(row["name"], indent + "  ")
+                    lines.append(f"{indent}}}")
+                    continue
+                pen = ', penwidth=3, color="#b71c1c"' if row["name"] == self.op else ""
+                lines.append(f'{indent}"{_q(row["name"])}" [label=<<b>{_esc(row["name"])}</b>'
+                             f'<br/>{_esc(row["opcode"])}<br/>{_esc(row["shape"])}>, '
+                             f'fillcolor="{_fill(row)}"{pen}];')
+
+        emit(None, "")
+        for e in self._edges.itertuples(index=False):
+            lines.append(f'"{_q(e.source)}" -> "{_q(e.target)}" [tooltip="{_q(e.shape)}"];')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def hlo_text(self, long: bool = False) -> str:
+        """The shown instructions in HLO's text form, one computation after another (the op's,
+        then each expanded fusion's body); `long` adds each op's metadata (op name, source)."""
+        blocks: dict[str, list[str]] = {}
+        for m in self._members:
+            ins = self._instruction(m)
+            comp = m.comp
+            operands = ", ".join(
+                f"{shape_to_string(comp.proto.instructions[o].shape)} %{comp.names[o]}"
+                for o in comp.operands(m.k).tolist() if o >= 0)
+            extra = ""
+            if ins.opcode == "parameter":
+                operands = str(ins.parameter_number)
+            if ins.fusion_kind:
+                extra += f", kind={ins.fusion_kind}"
+            called = [self.graph.computation_by_id(c) for c in comp.called.get(m.k, [])]
+            if called:
+                extra += ", calls=" + ", ".join(f"%{c.name}" for c in called if c is not None)
+            if long and (ins.metadata.op_name or ins.metadata.source_file):
+                meta = []
+                if ins.metadata.op_name:
+                    meta.append(f'op_name="{ins.metadata.op_name}"')
+                if ins.metadata.source_file:
+                    meta.append(f'source_file="{ins.metadata.source_file}" '
+                                f"source_line={ins.metadata.source_line}")
+                extra += ", metadata={" + " ".join(meta) + "}"
+            root = "ROOT " if m.k == comp.root else ""
+            blocks.setdefault(comp.name, []).append(
+                f"  {root}%{ins.name} = {shape_to_string(ins.shape)} "
+                f"{ins.opcode}({operands}){extra}")
+        return "\n\n".join(f"%{name} {{\n" + "\n".join(body) + "\n}"
+                           for name, body in blocks.items()) + "\n"
+
+
+def _esc(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _q(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _fill(row: Any) -> str:
+    """White to red by share of device time; grey when the profile has no time for it."""
+    share = row["time_share"]
+    if share is None or not np.isfinite(share):
+        return "#eeeeee"
+    level = round(255 * (1 - min(1.0, max(0.0, float(share))) ** 0.5))
+    return f"#ff{level:02x}{level:02x}"
+
+
+# ---- from a profile ---------------------------------------------------------------------------
+def op_metrics(profile: Any, program_id: int) -> tuple[pd.DataFrame | None, float, str | None]:
+    """(name, time_us, flops, bytes_accessed, source) of the module's ops from the Op Profile,
+    the profile's total device time (us), and why there are none (None when there are)."""
+    from .op_profile import analyze_op_profile
+
+    try:
+        analysis = analyze_op_profile(profile)
+    except ProfileError as exc:
+        return None, math.nan, f"no op times ({exc})"
+    ops = analysis.ops
+    mine = ops[ops["program_id"].map(lambda p: int(p) & (2**64 - 1))
+               == (int(program_id) & (2**64 - 1))]
+    cols = mine[["name", "time_us", "flops", "bytes_accessed", "source"]]
+    return cols.drop_duplicates("name"), analysis.total_time_ps / 1e6, None
+
+
+def neighbourhood(profile: Any, op: str, module: int | str | None = None, width: int = 2,
+                  merge_fusions: bool = True) -> Neighbourhood:
+    """The graph around instruction `op` of `module` (found from `op` when None)."""
+    label = find_module(profile, op) if module is None else module
+    graph = module_graph(profile, label)
+    metrics, total_us, _ = profile.memo(("graph_metrics", graph.program_id),
+                                        lambda: op_metrics(profile, graph.program_id))
+    return Neighbourhood(graph, op, width, merge_fusions, metrics, total_us)
+
+
+def graph_available(profile: Any) -> bool:
+    """Whether the profile carries HLO protos (XProf offers its graph viewer then)."""
+    return len(profile.hlo_modules) > 0
