@@ -200,7 +200,7 @@ def test_a_directory_of_rank_traces_gives_a_host_per_rank(tmp_path, tpu_path):
     (tmp_path / "config.json").write_text('{"lr": 0.1, "steps": 10}')
     (tmp_path / "numbers.json").write_text("[1, 2, 3]")
     profile = xw.open_profile(tmp_path)
-    assert profile.hosts == ["rank-0", "rank-1"]
+    assert profile.hosts == ["rank 0", "rank 1"]  # ranks by name (profile/ranks.py)
     assert profile.n_events == 2 * 479
     assert profile.run == tmp_path.name
 

@@ -266,7 +266,7 @@ def test_a_memory_store_with_rank_traces_found_by_content(tpu_path):
     fs.pipe("/hta/config.json", b'{"world_size": 2}')
     try:
         profile = xw.open_profile("memory://hta")
-        assert profile.hosts == ["rank-0", "rank-1"]
+        assert profile.hosts == ["rank 0", "rank 1"]  # ranks by name (profile/ranks.py)
         assert profile.n_events == 2 * 479
     finally:
         fs.rm("/hta", recursive=True)

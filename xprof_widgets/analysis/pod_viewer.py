@@ -41,11 +41,12 @@ from .input_pipeline import (
     DEFAULT_INPUT_PATTERN,
     analyze_input_pipeline,
     device_step_levels,
+    host_step_work,
     input_pipeline_part,
     unit_step_runs,
 )
 from .step_intersection import common_steps
-from .steps import SOURCES, event_run, track_events
+from .steps import event_run, track_events
 
 PARTS = ("compute_us", "collectives_us", "device_to_device_us", "input_us", "output_us",
          "compile_us", "host_compute_us", "other_us")
@@ -85,10 +86,7 @@ def pod_viewer_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
                             len(names))
     host_events = track_events(profile, _host_slice_tracks(profile))
     compile_events = host_events[compiling[profile.meta[host_events]]]
-    host_work = np.empty(0, np.int64)
-    if part.steps.source != SOURCES[0]:  # host-marked steps: the thread that runs them
-        stepping = track_events(profile, np.asarray(part.steps.step_tracks, np.int64))
-        host_work = stepping[profile.depth[stepping] > 0]
+    host_work = host_step_work(profile, part.steps)
     # The Input Pipeline's parts, its device-to-device split and host-to-device joining input.
     step = device_step_levels(profile)
     op_levels = np.select([step == 0, (step == 1) & collective, step == 1, step <= 3, output],
@@ -138,6 +136,23 @@ class PodViewerAnalysis:
         slowest = r.loc[r.groupby(["step", "host"], sort=True)["duration_us"].idxmax()]
         out = slowest[["step", "name", "host", "duration_us", "core", "bottleneck"]].copy()
         return _flag(out.reset_index(drop=True))
+
+    def host_breakdown(self) -> pd.DataFrame:
+        """One row per host (a rank of a PyTorch run): its average step on its slowest core,
+        split into the parts, that step's bottleneck, and how many of its steps straggle."""
+        columns = ["host", "steps", "duration_us", *PARTS, "bottleneck", "straggling_steps"]
+        if not len(self.rows):
+            return pd.DataFrame(columns=columns)
+        r = self.rows
+        slowest = r.loc[r.groupby(["step", "host"], sort=True)["duration_us"].idxmax()]
+        hosts = self.by_host()
+        out = slowest.groupby("host", sort=False)[["duration_us", *PARTS]].mean()
+        out.insert(0, "steps", slowest.groupby("host", sort=False).size())
+        out["bottleneck"] = np.array(PARTS, dtype=object)[out[list(PARTS)].to_numpy().argmax(1)]
+        out["bottleneck"] = out["bottleneck"].map(XPROF_NAMES)
+        out["straggling_steps"] = hosts.groupby("host", sort=False)["straggler"].sum()
+        out = out.reindex(self.hosts).reset_index().rename(columns={"index": "host"})
+        return out[columns].astype({"steps": np.int64, "straggling_steps": np.int64})
 
     def steps(self) -> pd.DataFrame:
         """One row per step: its slowest core (host and core), the time and bottleneck there,

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ProfileError
+from .ranks import distinct_ranks, head_rank, name_rank, rank_host
 
 XPLANE_SUFFIX = ".xplane.pb"
 CHROME_SUFFIXES = (".trace.json.gz", ".trace.json")  # traces by name: never sniffed
@@ -70,13 +71,21 @@ def name_format(name: str) -> str | None:
     return None
 
 
+def inflated(head: bytes) -> bytes | None:
+    """A file's first bytes as text: inflated where gzipped; None where the gzip is broken."""
+    if head[:2] != b"\x1f\x8b":
+        return head
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF_TEXT)
+    except zlib.error:
+        return None
+
+
 def sniff(head: bytes) -> str | None:
     """What a file's first bytes look like: "trace", "json" (JSON, no sign of a trace) or None."""
-    if head[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF_TEXT)
-        except zlib.error:
-            return None
+    head = inflated(head)
+    if head is None:
+        return None
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if not text[:1] or text[:1] not in b"[{":
         return None
@@ -348,7 +357,26 @@ def _run_hosts(fs: FileSystem, directory: str, entries: list[tuple[str, bool]],
             hosts[host] = HostFile(host, fs.url(path), "chrome")
         else:
             skipped.append(name)
-    return [hosts[h] for h in sorted(hosts)]
+    return _by_rank(fs, [hosts[h] for h in sorted(hosts)])
+
+
+def _by_rank(fs: FileSystem, files: list[HostFile]) -> list[HostFile]:
+    """A run of PyTorch traces, one per rank, as hosts `rank N` in rank order (profile/ranks.py),
+    from what each file's first bytes or name say; decoding has the last word."""
+    if len(files) < 2 or any(f.format != "chrome" for f in files):
+        return files
+    ranks = []
+    for f in files:
+        try:
+            text = inflated(fs.head(fs.strip(f.path)))
+        except ProfileError:
+            text = None
+        rank = head_rank(text) if text else None
+        ranks.append(rank if rank is not None else name_rank(f.path))
+    if not distinct_ranks(ranks):
+        return files
+    ranked = sorted(zip(ranks, files, strict=True), key=lambda pair: pair[0])
+    return [HostFile(rank_host(r), f.path, f.format) for r, f in ranked]
 
 
 def _walk(fs: FileSystem, directory: str, entries: list[tuple[str, bool]], depth: int,

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfileError
 from .cache import PROFILES, cache_key
-from .locate import HostFile, find_runs, runs_table
+from .locate import HostFile, find_runs, host_name, runs_table
 from .memory_guard import check_memory
 from .model import Profile
+from .ranks import settle_ranks
 from .trace_data import HostTrace
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
     def decode() -> Profile:
         check_memory(fs, files, chosen.path)
         traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
+        if all(f.format == "chrome" for f in files):  # PyTorch's ranks, by their headers
+            traces = settle_ranks(traces, [host_name(f.path) for f in files])
         return Profile(traces, source=path, run=chosen.run, runs=runs_found)
 
     profile = PROFILES.shared(cache_key(fs, files), decode)
