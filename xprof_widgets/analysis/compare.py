@@ -25,6 +25,11 @@ disagrees with the tools: steps and their breakdown from `analyze_input_pipeline
   anyway. Otherwise it is `slower` or `faster`.
 - GPU kernels: the kernel stats' rows summed by (kernel name, op), matched on both; launch
   parameters are left out of the key (a larger batch launches a larger grid of one kernel).
+- PyTorch (Kineto) traces have no XLA ops: their ops and kernels are compared as HTA's trace
+  diff compares them (`trace_diff`, analysis/trace_diff.py): one profiler step of one rank of
+  each run (the first of each by default), every event by name, its count and total time; a
+  name's `count_change` is HTA's split (added, removed, more, fewer, same), its `status` the
+  time's, as for ops.
 - Memory: per module name and memory space, the peak of the module of that name that ran (the
   largest, when several of one name ran).
 """
@@ -48,7 +53,12 @@ from .kernel_stats import kernel_stats
 from .memory import MIB, analyze_memory, default_module, memory_spaces
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 from .steps import HOW_TO_MARK
+from .trace_diff import is_kineto, trace_ops, trace_scope
 
+TRACE_COLUMNS = ["name", "device", "occurrences_before", "occurrences_after", "count_change",
+                 "time_before_us", "time_after_us", "change_us", "change_pct", "status"]
+COUNT_CHANGES = ("added", "removed", "more", "fewer", "same")
+"""HTA's ops_diff words (added, deleted, increased, decreased, unchanged) for a name's count."""
 THRESHOLD = 0.05
 FLOOR_US = 1.0
 GROUPINGS = ("op", "category", "program", "framework_op")
@@ -56,7 +66,8 @@ STATUSES = ("slower", "faster", "added", "removed", "unchanged")
 SMALL_BUFFERS = "small buffers (< 16 KiB)"
 PART_NAMES = {"duration_us": "step time", "compute_us": "compute", "input_us": "input wait",
               "host_to_device_us": "host to device",
-              "device_to_device_us": "device to device", "other_us": "other"}
+              "device_to_device_us": "device to device", "host_compute_us": "host compute",
+              "other_us": "other"}
 OP_COLUMNS = ["program", "category", "name", "time_before_us", "time_after_us", "change_us",
               "status", "change_pct", "name_after", "matched_by", "occurrences_before",
               "occurrences_after", "flops_utilization_before", "flops_utilization_after",
@@ -261,6 +272,50 @@ class Comparison:
         order = np.argsort(-out["change_us"].abs().to_numpy(np.float64), kind="stable")
         return out.iloc[order].reset_index(drop=True)
 
+    # ---- PyTorch traces -------------------------------------------------------------------
+    @cached_property
+    def kineto(self) -> bool:
+        """Whether both runs are PyTorch profiler traces (compared by `trace_diff`)."""
+        return is_kineto(self.before.profile) and is_kineto(self.after.profile)
+
+    def trace_scope(self, rank_before: int | list[int] | None = None,
+                    rank_after: int | list[int] | None = None,
+                    iteration_before: int | list[int] | None = None,
+                    iteration_after: int | list[int] | None = None) -> dict[str, list[int]]:
+        """The ranks and profiler steps `trace_diff` compares (the first of each by default)."""
+        ranks_b, steps_b = trace_scope(self.before.profile, rank_before, iteration_before)
+        ranks_a, steps_a = trace_scope(self.after.profile, rank_after, iteration_after)
+        return {"ranks_before": ranks_b, "steps_before": steps_b, "ranks_after": ranks_a,
+                "steps_after": steps_a}
+
+    def trace_diff(self, device: str = "all", rank_before: int | list[int] | None = None,
+                   rank_after: int | list[int] | None = None,
+                   iteration_before: int | list[int] | None = None,
+                   iteration_after: int | list[int] | None = None) -> pd.DataFrame:
+        """Ops and kernels of two PyTorch traces by name, as HTA's TraceDiff.compare_traces
+        finds them (TRACE_COLUMNS, largest change of time first): one profiler step of one
+        rank of each run (default: the first of each), `device` "all", "cpu" or "gpu"."""
+        b = trace_ops(self.before.profile, rank_before, iteration_before, device)
+        a = trace_ops(self.after.profile, rank_after, iteration_after, device)
+        merged = b.merge(a, on="name", how="outer", suffixes=("_before", "_after"), sort=True)
+        count_b = merged["occurrences_before"].fillna(0).to_numpy(np.int64)
+        count_a = merged["occurrences_after"].fillna(0).to_numpy(np.int64)
+        out = pd.DataFrame({
+            "name": merged["name"],
+            "device": merged["device_before"].fillna(merged["device_after"]),
+            "occurrences_before": count_b, "occurrences_after": count_a,
+            "count_change": np.select([count_b == 0, count_a == 0, count_a > count_b,
+                                       count_a < count_b], COUNT_CHANGES[:4],
+                                      COUNT_CHANGES[4]).astype(object),
+            "time_before_us": merged["time_us_before"].astype(np.float64),
+            "time_after_us": merged["time_us_after"].astype(np.float64)})
+        out["change_us"] = out["time_after_us"].fillna(0) - out["time_before_us"].fillna(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["change_pct"] = 100 * out["change_us"] / out["time_before_us"]
+        out["status"] = self._status(out["time_before_us"], out["time_after_us"])
+        order = np.argsort(-out["change_us"].abs().to_numpy(np.float64), kind="stable")
+        return out.iloc[order][TRACE_COLUMNS].reset_index(drop=True)
+
     def _status(self, before: pd.Series, after: pd.Series) -> np.ndarray:
         b, a = before.to_numpy(np.float64), after.to_numpy(np.float64)
         change = a - b
@@ -381,6 +436,8 @@ class Comparison:
         return sentence
 
     def _ops_sentence(self) -> str:
+        if self.kineto:
+            return self._trace_sentence()
         try:
             ops = self.ops()
         except ProfileError as exc:
@@ -394,6 +451,24 @@ class Comparison:
                    and top["name_after"] != top["name"] else "")
         return (f"Ops: {', '.join(said)}; the largest change is {top['name']}{renamed} in "
                 f"{top['program']}, {top['change_us'] / 1000:+.2f} ms ({top['status']}).")
+
+    def _trace_sentence(self) -> str:
+        try:
+            scope = self.trace_scope()
+            diff = self.trace_diff()
+        except ProfileError as exc:
+            return str(exc).split("\n")[0]
+        where = (f"rank {_ints(scope['ranks_before'])} step {_ints(scope['steps_before'])} "
+                 f"against rank {_ints(scope['ranks_after'])} step "
+                 f"{_ints(scope['steps_after'])}")
+        counts = diff["count_change"].value_counts()
+        said = ", ".join(f"{int(counts[c])} {c}" for c in COUNT_CHANGES if counts.get(c, 0))
+        if not len(diff):
+            return f"Ops and kernels ({where}): none in either run."
+        top = diff.iloc[0]
+        return (f"Ops and kernels ({where}), by how often they ran: {said}; the largest change "
+                f"of time is {_short_name(top['name'])}, {top['change_us'] / 1000:+.2f} ms "
+                f"({top['status']}).")
 
     def _memory_sentence(self) -> str:
         module = self.default_module
@@ -557,6 +632,14 @@ def _renamed_buffer(name: str, renamed: dict[str, str]) -> str:
     """A buffer `instruction{index}` under the instruction's name in the other run."""
     instruction, brace, index = name.partition("{")
     return renamed.get(instruction, instruction) + brace + index
+
+
+def _ints(values: list[int]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _short_name(name: str, limit: int = 60) -> str:
+    return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
 def _padded(values: pd.Series, n: int) -> np.ndarray:
