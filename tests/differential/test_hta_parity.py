@@ -2,11 +2,12 @@
 
 For every Kineto trace in tests/data/public whose events name a stream (HTA's test for GPU
 work), HTA's TraceAnalysis is run on a directory holding a copy of it, as HTA's own tests load
-their data, and its temporal breakdown and kernel-type breakdown are compared with ours.
+their data, and its temporal breakdown, kernel-type breakdown, communication-computation
+overlap and idle time breakdown (every rank) are compared with ours.
 
 HTA works in integer microseconds and rounds its percentages (kernel types to 0.1, the
-temporal split to 0.01): microseconds must be equal exactly, percentages within half of HTA's
-rounding unit (0.05 and 0.005 points). Every difference is a named rule of docs/from_hta.md,
+temporal split, the overlap and the idle shares to 0.01): microseconds must be equal exactly,
+percentages within half of HTA's rounding unit (0.05 and 0.005 points, 0.005 of a ratio). Every difference is a named rule of docs/from_hta.md,
 applied here to our inputs so that what remains must match; none is a tolerance:
 
 - WHOLE_MICROSECONDS: HTA reads times as float64 and, in a trace with fractional times, rounds
@@ -14,7 +15,9 @@ applied here to our inputs so that what remains must match; none is a tolerance:
 - HOST_STREAM_ARG: HTA counts a host event that names a stream (Triton's launcher op) as GPU
   work; we count only work on a GPU;
 - NO_EMPTY_TYPES: HTA may list a kernel type with 0 us (two edges at one instant); we do not;
-- RANKS_SUMMED: HTA's kernel breakdown sums over ranks; ours is per rank.
+- RANKS_SUMMED: HTA's kernel breakdown sums over ranks; ours is per rank;
+- ALL_IDLE_CATEGORIES: HTA lists an idle category of a stream only where some gap fell in it;
+  we list all three (0 us where none did).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import math
 import shutil
 import tempfile
 import warnings
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -37,10 +41,16 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets.analysis.gpu_time import (
     GpuWork,
+    StreamKernels,
+    comm_comp_overlap,
     gpu_work,
+    idle_table,
+    idle_time_breakdown,
     kernel_breakdown,
     kernel_breakdown_table,
     kernel_type,
+    overlap_table,
+    stream_kernels,
     time_breakdown_table,
 )
 from xprof_widgets.analysis.kineto import rank_of
@@ -50,8 +60,9 @@ CORPUS = Path(__file__).resolve().parents[1] / "data" / "public"
 PS_PER_US = 10**6
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "mtia_ccp_events")
 """Kineto's categories of work on an accelerator: a process holding them is a GPU's."""
-PCT_BOUND = {"kernel": 0.05, "temporal": 0.005}
-"""Half of HTA's rounding unit: it rounds kernel-type shares to 0.1, the temporal split to 0.01."""
+PCT_BOUND = {"kernel": 0.05, "temporal": 0.005, "overlap": 0.005, "idle_ratio": 0.005}
+"""Half of HTA's rounding unit: it rounds kernel-type shares to 0.1, the temporal split and the
+overlap to 0.01 points, idle ratios to 0.01."""
 
 
 def _read(path: Path) -> dict:
@@ -74,9 +85,20 @@ TRACES = _with_streams()
 IDS = [str(p.relative_to(CORPUS)) for p in TRACES]
 
 
+@dataclass(frozen=True)
+class HtaResults:
+    """HTA's four tables for one job."""
+
+    temporal: pd.DataFrame
+    kinds: pd.DataFrame
+    overlap: pd.DataFrame
+    idle: pd.DataFrame
+
+
 @cache
-def hta_results(*paths: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """HTA's temporal and kernel-type breakdown (include_memory_kernels=True) of the files, as
+def hta_results(*paths: Path) -> HtaResults:
+    """HTA's temporal breakdown, kernel-type breakdown (include_memory_kernels=True),
+    communication-computation overlap and idle time breakdown (of every rank) of the files, as
     one job's rank files in one directory."""
     tmp = Path(tempfile.mkdtemp(prefix="hta_parity_"))
     try:
@@ -90,33 +112,56 @@ def hta_results(*paths: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                 temporal = analysis.get_temporal_breakdown(visualize=False)
                 kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False,
                                                              include_memory_kernels=True)
+                overlap = analysis.get_comm_comp_overlap(visualize=False)
+                idle, _ = analysis.get_idle_time_breakdown(ranks=sorted(analysis.t.traces),
+                                                           visualize=False)
             finally:
                 logging.disable(logging.NOTSET)
     finally:
         shutil.rmtree(tmp)
-    return temporal, kinds
+    return HtaResults(temporal, kinds, overlap, idle)
 
 
 # ---- the rules, applied to our inputs ------------------------------------------------------------
-def whole_microseconds(profile: xw.Profile, work: GpuWork, doc: dict) -> GpuWork:
-    """WHOLE_MICROSECONDS: each event's [start, end) as HTA holds it. A trace whose `ts` values
-    include a fraction is a float64 column in HTA, rounded inward per event: ceil(ts) and
-    floor(ts + dur) in float64 arithmetic, from the file's own ts (before baseTimeNanoseconds
-    is added); otherwise every time is already a whole microsecond and nothing changes."""
+def has_fractional_times(doc: dict) -> bool:
+    """Whether any `ts` has a fraction, which makes HTA's time columns float64."""
+    return any(type(e.get("ts")) is float for e in doc["traceEvents"] if isinstance(e, dict))
+
+
+def hta_interval_us(profile: xw.Profile, doc: dict, start: np.ndarray, end: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """WHOLE_MICROSECONDS: each [start, end) (ps on our timeline) as HTA holds it. A trace whose
+    `ts` values include a fraction is a float64 column in HTA, rounded inward per event:
+    ceil(ts) and floor(ts + dur) in float64 arithmetic, from the file's own ts (before
+    baseTimeNanoseconds is added); otherwise every time is already a whole microsecond and
+    nothing changes."""
     offset = profile.origin_ps - int(doc.get("baseTimeNanoseconds", 0)) * 1000
-    if not any(type(e.get("ts")) is float for e in doc["traceEvents"] if isinstance(e, dict)):
+    if not has_fractional_times(doc):
         whole_us, rest = divmod(offset, PS_PER_US)  # epoch ps overflow int64: split them
-        start, end = work.start + rest, work.end + rest
+        start, end = start + rest, end + rest
         assert not (start % PS_PER_US).any() and not (end % PS_PER_US).any()
-        return GpuWork(work.rank, start // PS_PER_US + whole_us, end // PS_PER_US + whole_us,
-                       work.kernel_type)
-    start, end = [], []
-    for begin, finish in zip(work.start.tolist(), work.end.tolist(), strict=True):
+        return start // PS_PER_US + whole_us, end // PS_PER_US + whole_us
+    lo, hi = [], []
+    for begin, finish in zip(start.tolist(), end.tolist(), strict=True):
         ts = (begin + offset) / PS_PER_US  # the double json reads: both correctly rounded
-        start.append(math.ceil(ts))
-        end.append(math.floor(ts + (finish - begin) / PS_PER_US))
-    return GpuWork(work.rank, np.asarray(start, np.int64), np.asarray(end, np.int64),
-                   work.kernel_type)
+        lo.append(math.ceil(ts))
+        hi.append(math.floor(ts + (finish - begin) / PS_PER_US))
+    return np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+
+
+def whole_microseconds(profile: xw.Profile, work: GpuWork, doc: dict) -> GpuWork:
+    """WHOLE_MICROSECONDS on GPU work."""
+    start, end = hta_interval_us(profile, doc, work.start, work.end)
+    return replace(work, start=start, end=end)
+
+
+def kernels_as_hta_sees(profile: xw.Profile, doc: dict) -> StreamKernels:
+    """WHOLE_MICROSECONDS on the kernels of the idle breakdown and on their launches (a launch
+    is an instant: the ceiling of its ts)."""
+    kernels = stream_kernels(profile)
+    start, end = hta_interval_us(profile, doc, kernels.start, kernels.end)
+    launch, _ = hta_interval_us(profile, doc, kernels.launch, kernels.launch)
+    return replace(kernels, start=start, end=end, launch=launch)
 
 
 def host_stream_events(doc: dict) -> list[dict]:
@@ -186,51 +231,90 @@ def assert_kinds_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
         assert abs(share[kind] - hta.at[kind, "percentage"]) <= PCT_BOUND["kernel"] + 1e-9, kind
 
 
+def assert_overlap_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
+    """The share NaN where HTA's is (a rank without communication), else within its rounding."""
+    hta = hta.sort_values("rank").reset_index(drop=True)
+    ours = ours.sort_values("rank").reset_index(drop=True)
+    assert ours["rank"].tolist() == hta["rank"].tolist()
+    mine = ours["comp_comm_overlap_pctg"].to_numpy(np.float64)
+    theirs = hta["comp_comm_overlap_pctg"].to_numpy(np.float64)
+    assert (np.isnan(mine) == np.isnan(theirs)).all(), (mine, theirs)
+    gap = np.abs(mine - theirs)[~np.isnan(theirs)]
+    assert (gap <= PCT_BOUND["overlap"] + 1e-9).all(), (mine, theirs)
+
+
+def assert_idle_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
+    """ALL_IDLE_CATEGORIES: our rows HTA lacks hold 0 us; the others equal HTA's microseconds,
+    ratios NaN where HTA's are, else within its rounding."""
+    keys = ["rank", "stream", "idle_category"]
+    both = ours.merge(hta, on=keys, how="outer", indicator=True)
+    assert (both["_merge"] != "right_only").all(), both[both["_merge"] == "right_only"]
+    extra = both[both["_merge"] == "left_only"]
+    assert (extra["idle_time_us"] == 0).all(), extra
+    shared = both[both["_merge"] == "both"]
+    assert shared["idle_time_us"].tolist() == shared["idle_time"].astype(np.float64).tolist()
+    mine = shared["idle_time_ratio_x"].to_numpy(np.float64)
+    theirs = shared["idle_time_ratio_y"].to_numpy(np.float64)
+    assert (np.isnan(mine) == np.isnan(theirs)).all(), shared
+    assert (np.abs(mine - theirs)[~np.isnan(theirs)] <= PCT_BOUND["idle_ratio"] + 1e-9).all(), \
+        shared
+
+
 @pytest.mark.parametrize("path", TRACES, ids=IDS)
 def test_breakdowns_equal_hta_under_its_rules(path):
     """With HTA's rules applied to our GPU work, every microsecond matches it."""
     profile, doc = xw.open_profile(path), _read(path)
     work = as_hta_sees(profile, doc)
     assert work.start.shape[0], "a trace with a stream but no GPU work for either"
-    temporal, kinds = hta_results(path)
-    assert_temporal_equal(time_breakdown_table([work], per_us=1), temporal)
-    assert_kinds_equal(kernel_breakdown_table([work], per_us=1), kinds)
+    hta = hta_results(path)
+    assert_temporal_equal(time_breakdown_table([work], per_us=1), hta.temporal)
+    assert_kinds_equal(kernel_breakdown_table([work], per_us=1), hta.kinds)
+    assert_overlap_equal(overlap_table([work], per_us=1), hta.overlap)
+    assert_idle_equal(idle_table([kernels_as_hta_sees(profile, doc)], per_us=1), hta.idle)
 
 
-WHOLE_US = [p for p in TRACES if not any(
-    type(e.get("ts")) is float for e in _read(p)["traceEvents"] if isinstance(e, dict))
-    and not host_stream_events(_read(p))]
+WHOLE_US = [p for p in TRACES if not has_fractional_times(_read(p))
+            and not host_stream_events(_read(p))]
 
 
 @pytest.mark.parametrize("path", WHOLE_US, ids=[str(p.relative_to(CORPUS)) for p in WHOLE_US])
 def test_whole_microsecond_traces_need_no_rule(path):
     """Where a trace's times are whole microseconds and only GPUs name streams, our public
-    answers (exact picoseconds) are HTA's with no rule applied."""
+    answers (exact picoseconds) are HTA's with no rule applied but ALL_IDLE_CATEGORIES."""
     profile = xw.open_profile(path)
-    temporal, kinds = hta_results(path)
-    assert_temporal_equal(time_breakdown(profile), temporal)
-    assert_kinds_equal(kernel_breakdown(profile), kinds)
+    hta = hta_results(path)
+    assert_temporal_equal(time_breakdown(profile), hta.temporal)
+    assert_kinds_equal(kernel_breakdown(profile), hta.kinds)
+    assert_overlap_equal(comm_comp_overlap(profile), hta.overlap)
+    assert_idle_equal(idle_time_breakdown(profile), hta.idle)
 
 
 def test_ranks_of_one_job():
-    """Two rank files of one job in one directory: per-rank temporal rows, kernel types summed
-    over the ranks (RANKS_SUMMED), ranks read from distributedInfo as HTA reads them."""
+    """Two rank files of one job in one directory: per-rank temporal, overlap and idle rows,
+    kernel types summed over the ranks (RANKS_SUMMED), ranks read from distributedInfo as HTA
+    reads them."""
     folder = CORPUS / "hta" / "trace_filter"
     paths = sorted(folder.glob("*.json.gz"))
     profile = xw.open_profile(folder)
-    temporal, kinds = hta_results(*paths)
+    hta = hta_results(*paths)
     assert sorted(rank_of(p) for p in profile.per_host()) == [0, 1]
-    assert_temporal_equal(time_breakdown(profile), temporal)
-    assert_kinds_equal(kernel_breakdown(profile), kinds)
+    assert_temporal_equal(time_breakdown(profile), hta.temporal)
+    assert_kinds_equal(kernel_breakdown(profile), hta.kinds)
+    assert_overlap_equal(comm_comp_overlap(profile), hta.overlap)
+    assert_idle_equal(idle_time_breakdown(profile), hta.idle)
     assert kernel_breakdown(profile)["rank"].unique().tolist() == [0, 1]
+    assert idle_time_breakdown(profile)["rank"].unique().tolist() == [0, 1]
 
 
 def test_nccl_trace_as_hta_reports_it():
     """The figures HTA 0.5 prints for nccl_data.json.gz: idle 77.78%, compute 17.26%,
     non-compute 4.97%; computation 74.1%, communication 21.3%, computation overlapping
-    communication 3.6%, memory 0.9%, communication overlapping memory 0.2%."""
+    communication 3.6%, memory 0.9%, communication overlapping memory 0.2%; 14.31% of
+    communication overlapping computation; host wait 357247 us and kernel wait 2155 us on
+    stream 7, host wait 381499 us on stream 40."""
     path = CORPUS / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
-    work = as_hta_sees(xw.open_profile(path), _read(path))
+    profile, doc = xw.open_profile(path), _read(path)
+    work = as_hta_sees(profile, doc)
     temporal = time_breakdown_table([work], per_us=1).iloc[0]
     assert [round(temporal[c], 2) for c in ("idle_pct", "compute_pct", "non_compute_pct")] == [
         77.78, 17.26, 4.97]
@@ -239,3 +323,9 @@ def test_nccl_trace_as_hta_reports_it():
         "COMPUTATION": 74.1, "COMMUNICATION": 21.3,
         "COMPUTATION overlapping COMMUNICATION": 3.6, "MEMORY": 0.9,
         "COMMUNICATION overlapping MEMORY": 0.2}
+    assert round(overlap_table([work], per_us=1)["comp_comm_overlap_pctg"].iat[0], 2) == 14.31
+    idle = idle_table([kernels_as_hta_sees(profile, doc)], per_us=1)
+    assert {(s, c): t for s, c, t in idle[["stream", "idle_category", "idle_time_us"]]
+            .itertuples(index=False) if t} == {(7, "host_wait"): 357247.0,
+                                               (7, "kernel_wait"): 2155.0,
+                                               (40, "host_wait"): 381499.0}

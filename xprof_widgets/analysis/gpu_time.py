@@ -13,7 +13,14 @@ HTA (facebookresearch/HolisticTraceAnalysis, hta/analyzers/breakdown_analysis.py
   idle is what no work covers, compute what COMPUTATION work covers, non-compute the rest;
 - the kernel breakdown: the time covered by each set of types at once (COMPUTATION,
   COMMUNICATION, MEMORY, and `COMPUTATION overlapping COMMUNICATION` where both run), OTHER
-  left out, each as a share of all of it.
+  left out, each as a share of all of it;
+- the communication-computation overlap (communication_analysis.py): the time COMPUTATION and
+  COMMUNICATION work both run, as a share of the time COMMUNICATION work runs;
+- the idle time breakdown: on each stream, the kernels, copies and memsets in order of start,
+  and the gap before each one (its start minus the previous one's end, negative where they
+  overlap) is host wait where the call that launched it started after the previous one ended
+  (the GPU waited for the host to enqueue it), else kernel wait where it is under 30 us (the
+  cost of launching back-to-back kernels), else other (a wait on an event, say).
 
 HTA reads times as whole microseconds; here they are the trace's exact picoseconds. Where else
 we differ, and why: docs/from_hta.md.
@@ -41,6 +48,15 @@ STEP_MARK = "ProfilerStep"
 TIME_COLUMNS = ["rank", "idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct",
                 "compute_pct", "non_compute_pct"]
 KERNEL_COLUMNS = ["rank", "kernel_type", "total_us", "percentage"]
+OVERLAP_COLUMNS = ["rank", "communication_us", "overlap_us", "comp_comm_overlap_pctg"]
+IDLE_COLUMNS = ["rank", "stream", "idle_category", "idle_time_us", "idle_time_ratio"]
+IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")
+STREAM_CATEGORIES = ("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset",
+                     "mtia_ccp_events")
+"""The work HTA's idle time breakdown orders on a stream (not syncs, not GPU annotations)."""
+KERNEL_WAIT_US = 30
+"""HTA's consecutive_kernel_delay: a shorter gap between kernels is launch overhead (HTA's
+docstring says 30 ns, but it compares it with its microsecond times: 30 us)."""
 
 
 def kernel_type(name: str) -> str:
@@ -83,14 +99,19 @@ def gpu_work_events(profile: Profile) -> np.ndarray:
 
 
 def _on_a_stream(streams: np.ndarray) -> np.ndarray:
-    """Whether each `stream` arg reads as an integer other than -1 (as HTA reads it: `int()`,
-    so "7" and 7.0 count, "0x0" does not)."""
+    """Whether each `stream` arg reads as an integer other than -1."""
+    return stream_ids(streams) != -1
+
+
+def stream_ids(streams: np.ndarray) -> np.ndarray:
+    """Each `stream` arg as HTA reads it, `int()` (so "7" and 7.0 are 7), -1 where it cannot
+    ("0x0", absent)."""
     def stream(value: object) -> int:
         try:
             return int(value)  # type: ignore[call-overload]
         except (TypeError, ValueError, OverflowError):
             return -1
-    return np.fromiter((stream(v) != -1 for v in streams.tolist()), bool, streams.shape[0])
+    return np.fromiter((stream(v) for v in streams.tolist()), np.int64, streams.shape[0])
 
 
 def gpu_work(profile: Profile) -> GpuWork:
@@ -206,3 +227,125 @@ def kernel_breakdown(profile: Profile) -> pd.DataFrame:
     """Time per kernel type and overlap per rank, as HTA's get_gpu_kernel_breakdown
     (include_memory_kernels=True) reports it (KERNEL_COLUMNS); empty without GPU work."""
     return kernel_breakdown_table(host_works(profile))
+
+
+def overlap_of(work: GpuWork) -> tuple[int, int]:
+    """(time COMMUNICATION work runs, time it runs while COMPUTATION work does), in the work's
+    unit: a sweep over each type's merged intervals, as HTA's overlap (whose whole-microsecond
+    pieces may end before they start, and then count negative)."""
+    pieces = {name: merged(work.start[work.kernel_type == name], work.end[work.kernel_type == name])
+              for name in ("COMMUNICATION", "COMPUTATION")}
+    communication = int((pieces["COMMUNICATION"][1] - pieces["COMMUNICATION"][0]).sum())
+    times, change = [], []
+    for weight, (lo, hi) in zip((1, 2), pieces.values(), strict=True):
+        times += [lo, hi]
+        change += [np.full(lo.shape[0], weight), np.full(hi.shape[0], -weight)]
+    times = np.concatenate(times).astype(np.int64)
+    order = np.argsort(times, kind="stable")
+    times, running = times[order], np.cumsum(np.concatenate(change).astype(np.int64)[order])
+    both = int(np.diff(times)[running[:-1] == 3].sum()) if times.shape[0] else 0
+    return communication, both
+
+
+def overlap_table(works: list[GpuWork], per_us: int = PS_PER_US) -> pd.DataFrame:
+    """HTA's communication-computation overlap per rank (OVERLAP_COLUMNS); the share is NaN on
+    a rank without communication, as HTA's is."""
+    rows = []
+    for work in works:
+        if not work.start.shape[0]:
+            continue
+        communication, both = overlap_of(work)
+        rows.append({"rank": work.rank, "communication_us": communication / per_us,
+                     "overlap_us": both / per_us,
+                     "comp_comm_overlap_pctg": 100 * both / communication if communication
+                     else np.nan})
+    return pd.DataFrame(rows, columns=OVERLAP_COLUMNS).astype(
+        {"rank": np.int64, **dict.fromkeys(OVERLAP_COLUMNS[1:], np.float64)})
+
+
+@dataclass(frozen=True)
+class StreamKernels:
+    """One rank's kernels, copies and memsets with their stream and the start of the host
+    call that launched each (`launched` False where the trace holds no such call)."""
+
+    rank: int
+    stream: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    launch: np.ndarray
+    launched: np.ndarray
+
+
+def stream_kernels(profile: Profile) -> StreamKernels:
+    """One host's StreamKernels, times in ps (a per-host part: analysis/hosts.py). The launch
+    is the host event sharing the kernel's `correlation` (the CUDA runtime or driver call)."""
+    events = gpu_work_events(profile)
+    events = events[np.isin(meta_categories(profile)[profile.meta[events]], STREAM_CATEGORIES)]
+    start = profile.start_ps[events]
+    launch, launched = _launch_starts(profile, *int_stat(profile, events, "correlation"))
+    return StreamKernels(rank=rank_of(profile),
+                         stream=stream_ids(profile.stat_column(events, "stream")),
+                         start=start, end=start + profile.duration_ps[events], launch=launch,
+                         launched=launched)
+
+
+def _launch_starts(profile: Profile, has_corr: np.ndarray, correlation: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The start of the host event with each correlation id (the last one stored, where
+    several share it), and whether there is one."""
+    calls = events_of(profile, set(meta_categories(profile).tolist()) - {""}, "host")
+    has_call, call_corr = int_stat(profile, calls, "correlation")
+    order = np.argsort(call_corr[has_call], kind="stable")
+    keys, starts = call_corr[has_call][order], profile.start_ps[calls[has_call]][order]
+    if not keys.shape[0]:
+        return np.zeros(correlation.shape[0], np.int64), np.zeros(correlation.shape[0], bool)
+    at = np.maximum(np.searchsorted(keys, correlation, side="right") - 1, 0)
+    launched = has_corr & (keys[at] == correlation)
+    return np.where(launched, starts[at], 0), launched
+
+
+def idle_split(kernels: StreamKernels, kernel_wait: int) -> dict[int, dict[str, int]]:
+    """Per stream, the idle time of each category (IDLE_CATEGORIES), in the kernels' unit;
+    `kernel_wait`: HTA's consecutive_kernel_delay in that unit."""
+    out = {}
+    for stream in pd.unique(kernels.stream).tolist():
+        mine = np.flatnonzero(kernels.stream == stream)
+        mine = mine[np.argsort(kernels.start[mine], kind="stable")]
+        start, end = kernels.start[mine], kernels.end[mine]
+        gap = start[1:] - end[:-1]
+        host = kernels.launched[mine][1:] & (kernels.launch[mine][1:] > end[:-1])
+        short = ~host & (gap < kernel_wait)
+        out[int(stream)] = {"host_wait": int(gap[host].sum()), "kernel_wait": int(gap[short].sum()),
+                            "other": int(gap[~host & ~short].sum())}
+    return out
+
+
+def idle_table(parts: list[StreamKernels], per_us: int = PS_PER_US) -> pd.DataFrame:
+    """HTA's idle time breakdown (IDLE_COLUMNS): per rank and stream, each category's idle time
+    and its share of the stream's (NaN where the stream never idles, as HTA's)."""
+    rows = []
+    for kernels in parts:
+        for stream, split in idle_split(kernels, KERNEL_WAIT_US * per_us).items():
+            total = sum(split.values())
+            rows += [{"rank": kernels.rank, "stream": stream, "idle_category": category,
+                      "idle_time_us": split[category] / per_us,
+                      "idle_time_ratio": split[category] / total if total else np.nan}
+                     for category in IDLE_CATEGORIES]
+    return pd.DataFrame(rows, columns=IDLE_COLUMNS).astype(
+        {"rank": np.int64, "stream": np.int64, "idle_category": object,
+         "idle_time_us": np.float64, "idle_time_ratio": np.float64})
+
+
+def comm_comp_overlap(profile: Profile) -> pd.DataFrame:
+    """Per rank, how much of its communication overlaps computation, as HTA's
+    get_comm_comp_overlap (OVERLAP_COLUMNS, its share in percent); empty without GPU work."""
+    return overlap_table(host_works(profile))
+
+
+def idle_time_breakdown(profile: Profile) -> pd.DataFrame:
+    """Per rank and stream, idle time split into host wait, kernel wait and other, as HTA's
+    get_idle_time_breakdown (IDLE_COLUMNS; every rank, every category); empty without GPU
+    work."""
+    parts = profile.memo(("stream_kernels",),
+                         lambda: [p.part for p in host_parts(profile, stream_kernels)])
+    return idle_table(parts)
