@@ -547,3 +547,48 @@ def test_draw_time_over_a_scripted_pan_on_a_large_profile(lab, timings):
     (harness.ARTIFACTS / "trace_viewer_draw_times.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
     harness.screenshot(widget, "trace_viewer_large")
+
+
+THEME = "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})"
+THEME_SETTINGS = "/lab/api/settings/@jupyterlab/apputils-extension:themes"
+# Share of the canvas's pixels that are light (luminance over 70%).
+LIGHT_SHARE = """() => {
+  const canvas = document.querySelector(".xw-trace-viewer canvas");
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let light = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (0.2126 * data[i] + 0.7152 * data[i + 1] + 0.0722 * data[i + 2] > 0.7 * 255) light++;
+  }
+  return light / (data.length / 4);
+}"""
+
+
+def set_theme(lab, page, name: str) -> None:
+    """Switches JupyterLab's theme and waits until the server holds it (new pages start in it)."""
+    page.evaluate(THEME, name)
+    deadline = time.monotonic() + 15
+    while lab.server.api("GET", THEME_SETTINGS)["settings"].get("theme") != name:
+        assert time.monotonic() < deadline, f"JupyterLab did not save the theme {name!r}"
+        time.sleep(0.2)
+
+
+@pytest.mark.e2e
+def test_dark_from_the_start(lab):
+    """JupyterLab in dark before the widget exists (issue 22, item 3): the timeline is dark between
+    the dark toolbar and details, not light; switched to light, it follows."""
+    first = lab.open_and_run(lab.notebook("theme_switch.ipynb", ["1"]))
+    set_theme(lab, first, "JupyterLab Dark")
+    try:
+        page, widget = open_viewer(lab, "trace_dark", repr(str(TPU)))
+        assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false"
+        page.wait_for_timeout(300)
+        assert page.evaluate(LIGHT_SHARE) < 0.05
+        toolbar = widget.locator(".xw-tv-toolbar").evaluate("(el) => getComputedStyle(el).backgroundColor")
+        assert sum(int(v) for v in toolbar[toolbar.index("(") + 1:-1].split(",")[:3]) < 3 * 110, toolbar
+        pixels = page.evaluate(CANVAS_PIXELS, [LABEL_W + 2, AXIS_H + 2])
+        assert pixels["colours"] > 20 and pixels["painted"] > 0.1 * pixels["total"], pixels
+        harness.screenshot(widget, "trace_viewer_dark_from_start")
+        page.evaluate(THEME, "JupyterLab Light")
+        page.wait_for_function(f"() => ({LIGHT_SHARE})() > 0.5", timeout=15_000)
+    finally:
+        set_theme(lab, first, "JupyterLab Light")

@@ -178,6 +178,9 @@ export class TraceView {
     const dpr = window.devicePixelRatio || 1;
     const height = this.stageHeight();
     if (width === this.width && height === this.height && dpr === this.dpr) return;
+    // Laid out at last: the widget is in the page, so its theme's variables can be read (at
+    // render time it may not be attached yet, and would read as the light fallbacks).
+    if (!this.width) this.theme = readTheme(this.el, this.ctx);
     this.width = width;
     this.height = height;
     this.dpr = dpr;
