@@ -20,6 +20,9 @@ Where XProf has nothing, we go on: the XLA ops of a CPU run (host threads with `
 the device JAX reports as `cpu`) are device rows, as the op profile lists them
 (`xla_cpu_ops=False` leaves them out, as XProf). A device framework op's type is read from its
 name when the HLO metadata gives the name only (JAX writes no op type).
+
+PyTorch profiler (Kineto) traces have their own part (kineto_ops.py): their `cpu_op`s are the
+host rows, the GPU work those ops launched the device rows.
 """
 
 from __future__ import annotations
