@@ -38,10 +38,6 @@ NOTHING = r"(?!)"  # tf.data's waits only, as XProf (see test_input_pipeline_par
 US = 0.5e-3 + 1e-9
 """Half of XProf's last printed digit (it prints microseconds with 3 decimals; our times are
 whole nanoseconds, so they round to XProf's exactly), plus the float rounding of ps to us."""
-XPROF_ADDS_HOST_COMPUTE = {"tf_keras_cpu_slow_map.xplane.pb": {6: 68.663, 8: 278.670, 11: 316.240}}
-"""Host compute (us) XProf counts in a step beyond ours, by fixture and our step number: work of
-other threads its step grouping adds (to the nanosecond, as XProf prints it). The fast run and
-every other step: none."""
 XPROF_PART = {"compute_us": "1", "device_to_device_us": "2", "collectives_us": "3",
               "host_compute_us": "4", "input_us": "6", "output_us": "7", "compile_us": "8",
               "other_us": "9"}
@@ -136,7 +132,7 @@ def test_host_compute_and_bottleneck(case):
         assert all(theirs["stepBreakdownUs"]["4"] == 0 for _, theirs in records)
         assert (rows["host_compute_us"] == 0).all()
         return
-    added = XPROF_ADDS_HOST_COMPUTE.get(name, {})
+    added = xprof_oracle.ADDS_HOST_COMPUTE.get(name, {})
     for (_, theirs), (_, ours), (_, step) in zip(records, rows.iterrows(), steps.iterrows(),
                                                 strict=True):
         parts = theirs["stepBreakdownUs"]

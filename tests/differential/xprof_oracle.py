@@ -78,3 +78,9 @@ def trace_events(path: Path) -> pd.DataFrame:
         "duration_ps": np.rint(np.array([e.get("dur", 0) for e in slices])
                                * PS_PER_US).astype(np.int64),
     })
+
+
+ADDS_HOST_COMPUTE = {"tf_keras_cpu_slow_map.xplane.pb": {6: 68.663, 8: 278.670, 11: 316.240}}
+"""Host compute (us) XProf counts in a step beyond ours, by fixture and our step number: work of
+other threads its step grouping adds (to the nanosecond, as XProf prints it). The fast run and
+every other step: none."""

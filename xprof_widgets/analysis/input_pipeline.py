@@ -65,10 +65,14 @@ HIGHLY_PCT, MODERATELY_PCT = 20.0, 5.0
 ENQUEUE, DEMANDED, ADVANCED, PREPROCESSING, OTHER_INPUT = (
     "Enqueue", "Demanded file read", "Advanced file read", "Preprocessing", "Other input time")
 HOST_CATEGORIES = (ENQUEUE, DEMANDED, ADVANCED, PREPROCESSING, OTHER_INPUT)
-STEP_PARTS = ("compute_us", "device_to_device_us", "host_to_device_us", "input_us", "other_us")
-"""Per-step time columns, in the order an instant is claimed (compute first)."""
+STEP_PARTS = ("compute_us", "device_to_device_us", "host_to_device_us", "input_us",
+              "host_compute_us", "other_us")
+"""Per-step time columns, in the order an instant is claimed (compute first). Host compute is
+work on the thread that runs host-marked steps that no earlier part claims (XProf's "Host
+compute"); the Pod Viewer splits the same time the same way."""
 STEP_COLUMNS = ["step", "name", "start_us", "duration_us", "compute_us", "input_us",
-                "host_to_device_us", "device_to_device_us", "other_us", "input_share", "device",
+                "host_to_device_us", "device_to_device_us", "host_compute_us", "other_us",
+                "input_share", "device",
                 "before_step_us", "input_before_step_us"]
 """A host-marked step's period starts where the step before it ended (steps.py): before_step_us
 is the part before its own marker, input_before_step_us the input time in that part (a loader's
@@ -438,9 +442,10 @@ def _unit_steps(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
         marked = unit_markers["start_ps"].to_numpy(np.int64)
         end = unit_markers["end_ps"].to_numpy(np.int64)
         # Time covered by each part and those before it, up to each step's start, mark and end.
+        runs = _unit_runs(profile, unit, op_levels, _HOST_LEVELS, steps, host)
+        runs.append(event_run(profile, host_step_work(profile, steps), _HOST_COMPUTE_LEVEL))
         at_start, at_marked, at_end = np.split(covered_before(
-            _unit_runs(profile, unit, op_levels, _HOST_LEVELS, steps, host),
-            len(STEP_PARTS) - 1, np.concatenate([start, marked, end])), 3, axis=1)
+            runs, len(STEP_PARTS) - 1, np.concatenate([start, marked, end])), 3, axis=1)
         block = unit_markers[["step", "name"]].copy()
         block["device"] = unit
         block["start_ps"] = start
@@ -451,7 +456,8 @@ def _unit_steps(profile: Profile, steps: Steps, host: _HostEvents) -> pd.DataFra
             previous = covered
         block["other_us"] = (end - start) - previous
         block["before_step_us"] = marked - start
-        block["input_before_step_us"] = np.diff((at_marked - at_start)[-2:], axis=0)[0]
+        before = at_marked - at_start  # covered by each part and those before it
+        block["input_before_step_us"] = before[_INPUT_LEVEL] - before[_INPUT_LEVEL - 1]
         rows.append(block)
     return pd.concat(rows, ignore_index=True)
 
@@ -498,6 +504,15 @@ def unit_step_runs(profile: Profile, unit: str, op_levels: np.ndarray,
     return _unit_runs(profile, unit, op_levels, host_levels, steps, host)
 
 
+def host_step_work(profile: Profile, steps: Steps) -> np.ndarray:
+    """Events of the host's own work inside host-marked steps: everything nested under the step
+    markers on the threads that run them (none for device-marked steps)."""
+    if steps.source == SOURCES[0]:
+        return np.empty(0, np.int64)
+    stepping = track_events(profile, np.asarray(steps.step_tracks, np.int64))
+    return stepping[profile.depth[stepping] > 0]
+
+
 def device_step_levels(profile: Profile) -> np.ndarray:
     """Per metadata row, the part of step time a device op claims (0 compute, 1 device to
     device, 2 host to device, 3 waiting for input) or 127, none."""
@@ -506,6 +521,8 @@ def device_step_levels(profile: Profile) -> np.ndarray:
 
 _STEP_LEVELS = np.array([0, 1, 2, 3, 127], np.int8)  # by _COMPUTE, _D2D, _H2D, _INFEED, other
 _HOST_LEVELS = (2, 3)  # host-to-device, input
+_INPUT_LEVEL = STEP_PARTS.index("input_us")
+_HOST_COMPUTE_LEVEL = STEP_PARTS.index("host_compute_us")
 
 
 def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, host_levels: tuple[int, int],

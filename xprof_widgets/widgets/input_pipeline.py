@@ -39,7 +39,8 @@ PARTS = [  # (column, legend, color): the step-time graph, bottom to top
     ("input_us", "Waiting for input", "#e15759"),
     ("host_to_device_us", "Host to device", "#f28e2b"),
     ("device_to_device_us", "Device to device & collectives", "#76b7b2"),
-    ("other_us", "Other (idle, dispatch, Python)", "#bab0ac"),
+    ("host_compute_us", "Host compute", "#9c755f"),
+    ("other_us", "All others (idle, dispatch)", "#bab0ac"),
 ]
 CATEGORY_COLORS = dict(zip(HOST_CATEGORIES, ["#f28e2b", "#e15759", "#ff9d9a", "#59a14f",
                                              "#bab0ac"], strict=True))
