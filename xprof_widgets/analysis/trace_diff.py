@@ -42,9 +42,9 @@ def is_kineto(profile: Profile) -> bool:
     return has_category(profile, (*CPU_OPS, *KERNELS))
 
 
-def trace_ops_part(profile: Profile) -> pd.DataFrame:
-    """One host's (rank's) events per profiler step, name and device (PART_COLUMNS): a part
-    for `host_parts`, grouped so that only a small table leaves the host."""
+def step_events(profile: Profile) -> pd.DataFrame:
+    """Every event HTA's trace diff counts, with its profiler step (see the module doc):
+    columns event (global index), iteration (-1 for none), cpu (no stream: on the CPU)."""
     categories = meta_categories(profile)
     slices = profile.tracks.index[profile.tracks["kind"] == "slices"].to_numpy(np.int64)
     first = profile.tracks["first_event"].to_numpy(np.int64)[slices]
@@ -54,12 +54,21 @@ def trace_ops_part(profile: Profile) -> pd.DataFrame:
     events = events[~profile.derived[events] & ~np.isin(categories[profile.meta[events]],
                                                          _UNCOUNTED)]
     stream = stream_numbers(profile.stat_column(events, "stream"))
-    iteration = _iterations(profile, events, stream)
-    names = profile.metadata["name"].to_numpy(dtype=object)[profile.meta[events]]
-    kept = iteration >= 0
-    frame = pd.DataFrame({"iteration": iteration[kept], "name": names[kept],
-                          "device": np.where(stream[kept] == -1, "cpu", "gpu"),
-                          "time_ps": profile.duration_ps[events[kept]]})
+    return pd.DataFrame({"event": events, "iteration": _iterations(profile, events, stream),
+                         "cpu": stream == -1})
+
+
+def trace_ops_part(profile: Profile) -> pd.DataFrame:
+    """One host's (rank's) events per profiler step, name and device (PART_COLUMNS): a part
+    for `host_parts`, grouped so that only a small table leaves the host."""
+    found = step_events(profile)
+    found = found[found["iteration"] >= 0]
+    events = found["event"].to_numpy(np.int64)
+    frame = pd.DataFrame({
+        "iteration": found["iteration"].to_numpy(np.int64),
+        "name": profile.metadata["name"].to_numpy(dtype=object)[profile.meta[events]],
+        "device": np.where(found["cpu"].to_numpy(bool), "cpu", "gpu"),
+        "time_ps": profile.duration_ps[events]})
     out = frame.groupby(["iteration", "name", "device"], sort=True).agg(
         occurrences=("time_ps", "size"), time_ps=("time_ps", "sum")).reset_index()
     out.insert(0, "rank", rank_of(profile))
