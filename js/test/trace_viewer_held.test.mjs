@@ -29,7 +29,7 @@ test("the newest answer lies on top once it serves the view; older ones fill aro
   const wide = tile(0, 3000, 300); // 10 µs per px
   const narrow = tile(900, 1500, 600); // 1 µs per px
   const view = { start: 800, end: 1600 };
-  const { layers, unknown } = heldLayers([narrow, wide], view, 800, 0, 3000, true);
+  const { layers, unknown } = heldLayers([narrow, wide], view, 800, 0, 3000, narrow);
   assert.equal(layers.length, 2);
   assert.equal(layers[0].tile, narrow);
   assert.deepEqual(layers[0].spans, [[100, 700]]);
@@ -42,26 +42,28 @@ test("before the answer comes, the held answer nearest the view's resolution lie
   const coarse = tile(0, 3000, 300); // 10 µs per px, the newest
   const fine = tile(900, 1500, 600); // 1 µs per px
   const view = { start: 1000, end: 1400 }; // 0.5 µs per px on 800 px
-  const { layers } = heldLayers([coarse, fine], view, 800, 0, 3000, false);
+  const { layers } = heldLayers([coarse, fine], view, 800, 0, 3000);
   assert.equal(layers[0].tile, fine);
   assert.deepEqual(layers[0].spans, [[0, 800]]);
   assert.equal(layers.length, 1); // the coarse one is hidden everywhere
-  // With the newest on top, the fine one shows nowhere.
-  assert.deepEqual(heldLayers([coarse, fine], view, 800, 0, 3000, true).layers.map((l) => l.tile), [coarse]);
+  // With the coarse one the view's own answer, it lies on top and the fine one shows nowhere.
+  assert.deepEqual(heldLayers([coarse, fine], view, 800, 0, 3000, coarse).layers.map((l) => l.tile), [coarse]);
+  // The view's own answer lies on top even when no longer among the kept ones.
+  assert.deepEqual(heldLayers([fine], view, 800, 0, 3000, coarse).layers.map((l) => l.tile), [coarse]);
 });
 
 test("time of the trace that no answer covers is unknown; time outside the trace is not", () => {
   const held = tile(1000, 2000, 500);
   // Zoomed out to [0, 4000] on 400 px: the trace is [500, 3000].
-  const { layers, unknown } = heldLayers([held], { start: 0, end: 4000 }, 400, 500, 3000, false);
+  const { layers, unknown } = heldLayers([held], { start: 0, end: 4000 }, 400, 500, 3000);
   assert.deepEqual(layers[0].spans, [[100, 200]]);
   assert.deepEqual(unknown, [[50, 100], [200, 300]]);
   // Panned off the held range entirely: no layer, all of the trace in view unknown.
-  const away = heldLayers([held], { start: 2500, end: 3500 }, 100, 500, 3000, false);
+  const away = heldLayers([held], { start: 2500, end: 3500 }, 100, 500, 3000);
   assert.deepEqual(away.layers, []);
   assert.deepEqual(away.unknown, [[0, 50]]);
   // Nothing held yet (the first answer): nothing is hatched.
-  assert.deepEqual(heldLayers([], { start: 0, end: 10 }, 100, 0, 10, false).unknown, []);
+  assert.deepEqual(heldLayers([], { start: 0, end: 10 }, 100, 0, 10).unknown, []);
 });
 
 test("kept answers: the newest first, same tracks only, none it covers as finely, at most HELD_TILES", () => {

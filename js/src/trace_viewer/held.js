@@ -45,16 +45,17 @@ function insert(taken, pieces) {
 
 /**
  * The layers one frame draws from `tiles` (newest first) for `view` on a timeline `widthPx` wide,
- * inside the trace [traceStart, traceEnd]. With `topFirst` the newest tile lies on top (it answers
- * this view); otherwise the one whose resolution is nearest the view's, then the newest. Each
- * layer is {tile, scale, offset, spans}: `spans` the [x0, x1] pixel ranges it alone draws.
- * `unknown` is where the trace has time in view that no tile covers.
+ * inside the trace [traceStart, traceEnd]. `top` (the answer for this view, when there is one)
+ * lies on top; then the tile whose resolution is nearest the view's, then the newest. Each layer
+ * is {tile, scale, offset, spans}: `spans` the [x0, x1] pixel ranges it alone draws. `unknown` is
+ * where the trace has time in view that no tile covers.
  */
-export function heldLayers(tiles, view, widthPx, traceStart, traceEnd, topFirst) {
+export function heldLayers(tiles, view, widthPx, traceStart, traceEnd, top = null) {
   const usPerPx = Math.max(view.end - view.start, 1e-9) / widthPx;
   const nearness = (tile) => Math.abs(Math.log(resolution(tile) / usPerPx));
-  const order = tiles.map((tile, age) => ({ tile, age, near: nearness(tile) }));
-  order.sort((p, q) => (topFirst && (p.age === 0 || q.age === 0) ? p.age - q.age : p.near - q.near || p.age - q.age));
+  const order = tiles.filter((tile) => tile !== top).map((tile, age) => ({ tile, age, near: nearness(tile) }));
+  order.sort((p, q) => p.near - q.near || p.age - q.age);
+  if (top) order.unshift({ tile: top });
   const layers = [];
   let taken = [];
   for (const { tile } of order) {
@@ -70,7 +71,7 @@ export function heldLayers(tiles, view, widthPx, traceStart, traceEnd, topFirst)
   const scale = widthPx / Math.max(view.end - view.start, 1e-9);
   const t0 = Math.max((traceStart - view.start) * scale, 0);
   const t1 = Math.min((traceEnd - view.start) * scale, widthPx);
-  const unknown = tiles.length && t1 > t0 ? subtract(t0, t1, taken) : [];
+  const unknown = order.length && t1 > t0 ? subtract(t0, t1, taken) : [];
   return { layers, unknown };
 }
 

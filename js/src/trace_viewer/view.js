@@ -305,8 +305,16 @@ export class TraceView {
     if (!this.width || this.failed) return;
     const params = this.dataParams();
     const key = JSON.stringify(params);
-    const w = this.timelineWidth;
-    if (this.plan && this.plan.key === key && covers(this.plan, this.view.start, this.view.end, w, this.plan.timelinePx)) return;
+    const serves = (plan) => plan?.key === key && covers(plan, this.view.start, this.view.end, this.timelineWidth, plan.timelinePx);
+    if (serves(this.plan)) return;
+    // The view came back to where an answer it holds serves it in full: that one is the picture.
+    const held = this.tiles.find((tile) => serves(tile.params) && !tile.missingNames);
+    if (held) {
+      this.plan = held.params;
+      this.tile = held;
+      this.requestDraw();
+      return;
+    }
     this.fetchWindow(params, key);
   }
 
@@ -343,8 +351,13 @@ export class TraceView {
 
   applyWindow({ content, buffers }, plan) {
     const tile = decodeTile(content, buffers, plan, this.names);
-    this.tile = tile;
     this.tiles = keepTiles(this.tiles, tile);
+    if (plan !== this.plan && this.tile) {
+      // Asked for before the view went back to a held answer: kept for later, not shown on top.
+      this.requestDraw();
+      return;
+    }
+    this.tile = tile;
     this.stopIndexProgress();
     const n = tile.sName.length;
     this.status.textContent = `${(content.events_in_window ?? 0).toLocaleString("en")} events in window · ${n.toLocaleString("en")} drawn · ${(content.query_ms ?? 0).toFixed(1)} ms`;
@@ -424,7 +437,7 @@ export class TraceView {
     const stats = {};
     performance.mark("xw-trace-draw-start");
     const settled = this.settled();
-    const { layers, unknown } = heldLayers(this.tiles, this.view, this.timelineWidth, this.traceStart, this.traceEnd, settled);
+    const { layers, unknown } = heldLayers(this.tiles, this.view, this.timelineWidth, this.traceStart, this.traceEnd, settled ? this.tile : null);
     this.renderer.draw({
       ctx: this.ctx, width: this.width, height: this.height, dpr: this.dpr, theme: this.theme,
       view: this.view, scrollY: this.scrollY, layout: this.layout, layers, unknown, names: this.names,
@@ -448,11 +461,11 @@ export class TraceView {
     if (this.tile && d.ready !== "1") d.ready = "1";
   }
 
-  // Whether the frame shows the kernel's answer for this view at full resolution (no coarser
-  // stand-in held from earlier answers, nothing on its way).
+  // Whether the frame shows an answer for this view at full resolution (not a coarser or shifted
+  // stand-in held from earlier answers while the view's own is on its way).
   settled() {
     const tile = this.tile;
-    return Boolean(tile) && tile.params === this.plan && this.pendingWindows === 0 && !tile.missingNames;
+    return Boolean(tile) && tile.params === this.plan && !tile.missingNames;
   }
 
   // ---- tools and input --------------------------------------------------------------------
