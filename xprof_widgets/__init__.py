@@ -28,6 +28,7 @@ _LAZY = {
 __all__ = [
     "Compare",
     "FrameworkOpStats",
+    "GraphViewer",
     "HloStats",
     "InputPipeline",
     "KernelStats",

@@ -45,6 +45,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("trace", "Trace Viewer", ".widgets.trace_viewer", "TraceViewer"),
     Tool("op", "Op Profile", ".widgets.op_profile", "OpProfile"),
     Tool("memory", "Memory Viewer", ".widgets.memory_viewer", "MemoryViewer"),
+    Tool("graph", "Graph Viewer", ".widgets.graph_viewer", "GraphViewer",
+         lambda p: _has("graph", p)),
     Tool("input", "Input Pipeline", ".widgets.input_pipeline", "InputPipeline"),
     Tool("framework_op_stats", "Framework Op Stats", ".widgets.framework_op_stats",
          "FrameworkOpStats", lambda p: _has("framework_op_stats", p)),

@@ -20,6 +20,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -44,28 +45,20 @@ class _Computation:
     def __init__(self, proto: Any):
         self.proto = proto
         self.name: str = proto.name
-        instrs = proto.instructions
+        instrs = list(proto.instructions)
         n = len(instrs)
-        self.ids = np.empty(n, np.int64)
-        self.names: list[str] = [""] * n
-        self.opcodes: list[str] = [""] * n
-        self.called: dict[int, list[int]] = {}
-        self.param_of: dict[int, int] = {}  # parameter_number -> local index
-        counts = np.zeros(n, np.int64)
-        flat: list[int] = []
-        for k, ins in enumerate(instrs):
-            self.ids[k] = ins.id
-            self.names[k] = ins.name
-            opcode = ins.opcode
-            self.opcodes[k] = opcode
-            ops = ins.operand_ids
-            counts[k] = len(ops)
-            flat.extend(ops)
-            if opcode == "parameter":
-                self.param_of[ins.parameter_number] = k
-            called = ins.called_computation_ids
-            if len(called):
-                self.called[k] = list(called)
+        self.ids = np.fromiter((i.id for i in instrs), np.int64, n)
+        self.names: list[str] = [i.name for i in instrs]
+        self.opcodes: list[str] = [i.opcode for i in instrs]
+        operand_ids = [i.operand_ids for i in instrs]
+        counts = np.fromiter(map(len, operand_ids), np.int64, n)
+        flat = list(chain.from_iterable(operand_ids))
+        self.called: dict[int, list[int]] = {
+            k: list(c) for k, c in enumerate(i.called_computation_ids for i in instrs) if len(c)}
+        self.param_of: dict[int, int] = {  # parameter_number -> local index
+            instrs[k].parameter_number: k for k, op in enumerate(self.opcodes)
+            if op == "parameter"}
+        self._shapes: dict[int, str] = {}
         rows = IdIndex(self.ids)(np.asarray(flat, np.int64))
         self.op_ptr = np.concatenate([[0], np.cumsum(counts)])
         self.op_idx = rows  # -1: an operand id the computation does not hold
@@ -81,6 +74,13 @@ class _Computation:
         self.user_idx = pairs[:, 1].copy()
         self.user_ptr = np.searchsorted(pairs[:, 0], np.arange(n + 1))
         self.root = int(IdIndex(self.ids)(np.array([proto.root_id]))[0]) if n else -1
+
+    def shape(self, k: int) -> str:
+        """The instruction's shape as XLA prints it, formatted once."""
+        text = self._shapes.get(k)
+        if text is None:
+            text = self._shapes[k] = shape_to_string(self.proto.instructions[k].shape)
+        return text
 
     def operands(self, k: int) -> np.ndarray:
         return self.op_idx[self.op_ptr[k]:self.op_ptr[k + 1]]
@@ -123,18 +123,29 @@ def _walk(comp: _Computation, root: int, width: int) -> dict[int, int]:
 class ModuleGraph:
     """One HLO module's computations, indexed when first walked."""
 
-    def __init__(self, proto: Any, module: HloModule, program_id: int, label: str):
-        self.module = module
+    def __init__(self, proto: Any, data: bytes, program_id: int, label: str, where: str = ""):
+        self._data, self._where_from = data, where or label
         self.program_id = program_id
         self.label = label
         self._protos = list(proto.hlo_module.computations)
         self._by_id = {int(c.id): k for k, c in enumerate(self._protos)}
+        entry_id = proto.hlo_module.entry_computation_id
+        self._entry = self._by_id.get(int(entry_id), len(self._protos) - 1)
         self._comps: dict[int, _Computation] = {}
 
     def computation(self, position: int) -> _Computation:
         if position not in self._comps:
             self._comps[position] = _Computation(self._protos[position])
         return self._comps[position]
+
+    @cached_property
+    def module(self) -> HloModule:
+        """The scanned module (stack frames for sources), made when a source is first asked."""
+        return HloModule(self._data, self.program_id, where=self._where_from)
+
+    def entry(self) -> _Computation:
+        """The module's entry computation."""
+        return self.computation(self._entry)
 
     def computations(self) -> list[_Computation]:
         """Every computation, indexed (a whole-module walk: for tests and full views)."""
@@ -154,11 +165,16 @@ class ModuleGraph:
         return where
 
     def find(self, name: str) -> tuple[_Computation, int] | None:
+        """(computation, local index) of an instruction. The entry computation, where the
+        profiled ops are, answers first; other names need a walk over every instruction."""
+        entry = self.entry()
+        if name in entry.local:
+            return entry, entry.local[name]
         hit = self._where.get(name)
         return None if hit is None else (self.computation(hit[0]), hit[1])
 
     def __contains__(self, name: str) -> bool:
-        return name in self._where
+        return self.find(name) is not None
 
 
 def module_graph(profile: Any, module: int | str) -> ModuleGraph:
@@ -173,8 +189,8 @@ def module_graph(profile: Any, module: int | str) -> ModuleGraph:
     pid, label = int(hits["program_id"].iloc[0]), str(hits["label"].iloc[0])
 
     def build() -> ModuleGraph:
-        view = HloModule(profile.hlo_proto_bytes(pid), pid, where=profile.source)
-        return ModuleGraph(profile.hlo_proto(pid), view, pid, label)
+        return ModuleGraph(profile.hlo_proto(pid), profile.hlo_proto_bytes(pid), pid, label,
+                           profile.source)
 
     return profile.memo(("graph_module", pid), build)
 
@@ -246,7 +262,7 @@ class Neighbourhood:
         rows = []
         for m in self._members:
             ins = self._instruction(m)
-            rows.append((ins.name, ins.opcode, shape_to_string(ins.shape), m.fusion,
+            rows.append((ins.name, ins.opcode, m.comp.shape(m.k), m.fusion,
                          m.distance, m.expanded, self.graph.module.source_of(ins),
                          ins.metadata.op_name, m.comp.name))
         frame = pd.DataFrame(rows, columns=["name", "opcode", "shape", "fusion", "distance",
@@ -300,7 +316,7 @@ class Neighbourhood:
                 source = end_of(comp, o)
                 if source is None:
                     continue
-                shape = shape_to_string(comp.proto.instructions[o].shape)
+                shape = comp.shape(o)
                 if m.expanded:
                     body = self.graph.computation_by_id(comp.called[m.k][0])
                     param = body.param_of.get(index) if body is not None else None
@@ -323,22 +339,24 @@ class Neighbourhood:
         title = f"<b>{_esc(self.op)}</b> in {_esc(self.graph.label)}, width {self.width}"
         lines = ["digraph G {", "rankdir = TB;", "compound = true;", f"label = <{title}>;",
                  "labelloc = t;", 'node [shape=rect, style="filled", fontname="Roboto"];']
+        rows = nodes[["name", "opcode", "shape", "expanded", "time_share"]].to_dict("records")
         children: dict[str | None, list[int]] = {}
         for i, fusion in enumerate(nodes["fusion"].tolist()):
             children.setdefault(fusion, []).append(i)
 
         def emit(parent: str | None, indent: str) -> None:
             for i in children.get(parent, []):
-                row = nodes.iloc[i]
+                row = rows[i]
+                name = row["name"]
                 if row["expanded"]:
-                    lines.append(f'{indent}subgraph "cluster_{_q(row["name"])}" {{')
-                    lines.append(f'{indent}  label = <Fused expression for <b>{_esc(row["name"])}'
-                                 f'</b>>; style="rounded,filled"; fillcolor="{_fill(row)}";')
-                    emit(row["name"], indent + "  ")
+                    lines.append(f'{indent}subgraph "cluster_{_q(name)}" {{')
+                    lines.append(f'{indent}  label = <Fused expression for <b>{_esc(name)}</b>>; '
+                                 f'style="rounded,filled"; fillcolor="{_fill(row)}";')
+                    emit(name, indent + "  ")
                     lines.append(f"{indent}}}")
                     continue
-                pen = ', penwidth=3, color="#b71c1c"' if row["name"] == self.op else ""
-                lines.append(f'{indent}"{_q(row["name"])}" [label=<<b>{_esc(row["name"])}</b>'
+                pen = ', penwidth=3, color="#b71c1c"' if name == self.op else ""
+                lines.append(f'{indent}"{_q(name)}" [label=<<b>{_esc(name)}</b>'
                              f'<br/>{_esc(row["opcode"])}<br/>{_esc(row["shape"])}>, '
                              f'fillcolor="{_fill(row)}"{pen}];')
 
@@ -348,38 +366,40 @@ class Neighbourhood:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
+    def hlo_lines(self, long: bool = False) -> list[str]:
+        """Each shown instruction in HLO's text form, in `nodes()` order; `long` adds its
+        metadata (op name, source)."""
+        return [self._hlo_line(m, long) for m in self._members]
+
+    def _hlo_line(self, m: _Member, long: bool) -> str:
+        ins = self._instruction(m)
+        comp = m.comp
+        if ins.opcode == "parameter":
+            operands = str(ins.parameter_number)
+        else:
+            operands = ", ".join(f"{comp.shape(o)} %{comp.names[o]}"
+                                 for o in comp.operands(m.k).tolist() if o >= 0)
+        extra = f", kind={ins.fusion_kind}" if ins.fusion_kind else ""
+        called = [self.graph.computation_by_id(c) for c in comp.called.get(m.k, [])]
+        if called:
+            extra += ", calls=" + ", ".join(f"%{c.name}" for c in called if c is not None)
+        meta = ins.metadata
+        if long and (meta.op_name or meta.source_file):
+            parts = [f'op_name="{meta.op_name}"'] if meta.op_name else []
+            if meta.source_file:
+                parts.append(f'source_file="{meta.source_file}" source_line={meta.source_line}')
+            extra += ", metadata={" + " ".join(parts) + "}"
+        root = "ROOT " if m.k == comp.root else ""
+        return f"{root}%{ins.name} = {comp.shape(m.k)} {ins.opcode}({operands}){extra}"
+
     def hlo_text(self, long: bool = False) -> str:
         """The shown instructions in HLO's text form, one computation after another (the op's,
         then each expanded fusion's body); `long` adds each op's metadata (op name, source)."""
         blocks: dict[str, list[str]] = {}
-        for m in self._members:
-            ins = self._instruction(m)
-            comp = m.comp
-            operands = ", ".join(
-                f"{shape_to_string(comp.proto.instructions[o].shape)} %{comp.names[o]}"
-                for o in comp.operands(m.k).tolist() if o >= 0)
-            extra = ""
-            if ins.opcode == "parameter":
-                operands = str(ins.parameter_number)
-            if ins.fusion_kind:
-                extra += f", kind={ins.fusion_kind}"
-            called = [self.graph.computation_by_id(c) for c in comp.called.get(m.k, [])]
-            if called:
-                extra += ", calls=" + ", ".join(f"%{c.name}" for c in called if c is not None)
-            if long and (ins.metadata.op_name or ins.metadata.source_file):
-                meta = []
-                if ins.metadata.op_name:
-                    meta.append(f'op_name="{ins.metadata.op_name}"')
-                if ins.metadata.source_file:
-                    meta.append(f'source_file="{ins.metadata.source_file}" '
-                                f"source_line={ins.metadata.source_line}")
-                extra += ", metadata={" + " ".join(meta) + "}"
-            root = "ROOT " if m.k == comp.root else ""
-            blocks.setdefault(comp.name, []).append(
-                f"  {root}%{ins.name} = {shape_to_string(ins.shape)} "
-                f"{ins.opcode}({operands}){extra}")
+        for m, line in zip(self._members, self.hlo_lines(long), strict=True):
+            blocks.setdefault(m.comp.name, []).append("  " + line)
         return "\n\n".join(f"%{name} {{\n" + "\n".join(body) + "\n}"
-                           for name, body in blocks.items()) + "\n"
+                            for name, body in blocks.items()) + "\n"
 
 
 def _esc(text: str) -> str:
