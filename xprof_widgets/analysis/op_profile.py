@@ -43,6 +43,7 @@ import pandas as pd
 
 from ..errors import ProfileError
 from ..profile.schema import MemoryAccessBreakdown
+from ..tools import xla_advice
 from .hlo_cost import HloCosts, shape_padding
 from .hosts import host_parts
 
@@ -366,8 +367,7 @@ def _nothing_found(profile: Any) -> str:
     return (f"{profile.source}: no XLA ops to profile. Read planes {', '.join(sections) or 'none'}"
             f"{' and device lines ' + ', '.join(lines) if lines else ''}; found no `XLA Ops` "
             "line on a TPU plane, no GPU kernel and no host thread event with an `hlo_op` stat. "
-            "The op profile needs a profile of XLA programs running (jax.profiler.trace around "
-            "jitted steps); a profile of Python code alone has no ops.")
+            f"The op profile needs XLA programs running. {xla_advice(profile)}")
 
 
 def _int_stat(profile: Any, events: np.ndarray, name: str, fallback: np.ndarray) -> np.ndarray:

@@ -219,6 +219,7 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
 def _titled_tabs(children: list, titles: list[str]) -> ipywidgets.Tab:
     """Tabs with titles on ipywidgets 8 (a `titles` trait) and 7 (Colab's: `set_title` only)."""
     tabs = ipywidgets.Tab(children=children)
+    tabs.add_class("xw-suite-tabs")  # whole titles: js/src/lib/theme.js sizes these tabs
     if tabs.has_trait("titles"):
         tabs.titles = tuple(titles)
     else:

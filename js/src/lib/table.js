@@ -6,7 +6,8 @@
 //       { key: "operation", label: "Operation", align: "left" },          // text: filtered by the box
 //       { key: "type", label: "Type", align: "left", facet: true },       // facet: a pick list of its values
 //       { key: "total_self_time_us", label: "Self time (µs)", format: fmt.time, title: "..." },
-//     ],
+//     ],                                      // a column's sticky: true keeps it in view sideways
+//                                             // (default: the first left column that is no facet)
 //     rows: rowsOf(answer.content.columns),   // objects keyed by column key (rowsOf: columnar -> rows)
 //     sort: { key: "total_self_time_us", descending: true },
 //     csvName: "framework_op_stats.csv",      // the "Export as CSV" button's file name
@@ -19,6 +20,8 @@
 // Clicking a header sorts by it (numbers largest first, text A-Z; again reverses); missing
 // values (null) always sort last. The filter box keeps rows where any text column contains the
 // words typed (case-insensitive, every word must appear); facets keep rows of one value. The
+// table scrolls sideways inside its box, its name column kept in view; long text elides in the
+// middle (elideMiddle: the ends of an op name tell ops apart), the whole text on hover. The
 // CSV holds what the table shows (filtered, in its order) with the raw values under the column
 // keys, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
 // `el.dataset.rows` is the number of rows the filter keeps (the browser tests read it).
@@ -102,6 +105,17 @@ export function defaultFormat(value) {
   return String(value);
 }
 
+/**
+ * `text` cut to `max` characters by leaving out its middle ("tf_XLAEigen/-894…633742"): names
+ * differ at both ends (scopes before, ids and numbers after), so both stay.
+ */
+export function elideMiddle(text, max = 64) {
+  const chars = [...String(text)];
+  if (chars.length <= max) return String(text);
+  const tail = Math.floor((max - 1) / 2);
+  return `${chars.slice(0, max - 1 - tail).join("")}…${chars.slice(chars.length - tail).join("")}`;
+}
+
 /** Start a browser download of `text` as a file named `name`. */
 export function download(name, text, type = "text/csv") {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -127,6 +141,8 @@ export class DataTable {
     this.limit = this.pageSize;
     this.active = null;
     this.textKeys = this.columns.filter((c) => c.filter ?? c.align === "left").map((c) => c.key);
+    this.stickyKey = (this.columns.find((c) => c.sticky)
+      ?? this.columns.find((c) => c.sticky === undefined && c.align === "left" && !c.facet))?.key;
     this.build(options.placeholder ?? "Filter (words in any text column)");
     this.setRows(options.rows ?? []);
   }
@@ -147,7 +163,7 @@ export class DataTable {
       onclick: () => download(this.csvName, this.csv()) }, "Export as CSV");
     this.heads = this.columns.map((c) => h("th", {
       scope: "col", title: c.title ?? c.label, tabIndex: 0,
-      className: c.align === "left" ? "xw-dt-left" : "",
+      className: this.cellClass(c),
       dataset: { key: c.key },
       onclick: () => this.sortBy(c.key),
       onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.sortBy(c.key); } },
@@ -210,6 +226,11 @@ export class DataTable {
     });
   }
 
+  cellClass(column) {
+    return [column.align === "left" ? "xw-dt-left" : "", column.key === this.stickyKey ? "xw-dt-sticky" : ""]
+      .filter(Boolean).join(" ");
+  }
+
   render() {
     const rows = this.visibleRows();
     this.shown = rows.slice(0, this.limit);
@@ -219,9 +240,11 @@ export class DataTable {
     }
     const cells = (row) => this.columns.map((c) => {
       const value = row[c.key];
-      const shown = c.format ? c.format(value, row) : defaultFormat(value);
-      return h("td", { className: c.align === "left" ? "xw-dt-left" : "",
-        title: c.align === "left" && value !== null && value !== undefined ? String(value) : undefined }, shown);
+      const left = c.align === "left";
+      let shown = c.format ? c.format(value, row) : defaultFormat(value);
+      if (left && typeof shown === "string") shown = elideMiddle(shown, c.maxChars);
+      return h("td", { className: this.cellClass(c),
+        title: left && value !== null && value !== undefined ? String(value) : undefined }, shown);
     });
     this.body.replaceChildren(...this.shown.map((row, i) =>
       h("tr", { dataset: { index: String(i) }, className: this.onRowClick ? "xw-dt-clickable" : "" }, cells(row))));
@@ -266,7 +289,10 @@ export const TABLE_CSS = `
 .xw-dt-table th[aria-sort="descending"]::after { content: " ▼"; font-size: 9px; }
 .xw-dt-table th[aria-sort="ascending"]::after { content: " ▲"; font-size: 9px; }
 .xw-dt-table td { padding: 2px 6px; text-align: right; white-space: nowrap; border-bottom: 1px solid var(--xw-border); }
-.xw-dt-table td.xw-dt-left { max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
+.xw-dt-table .xw-dt-sticky { position: sticky; left: 0; background: var(--xw-bg);
+  box-shadow: inset -1px 0 0 var(--xw-border); }
+.xw-dt-table td.xw-dt-sticky { z-index: 1; }
+.xw-dt-table th.xw-dt-sticky { z-index: 2; background: var(--xw-panel2); }
 .xw-dt-table tbody tr:hover td { background: var(--xw-panel2); }
 .xw-dt-table tr.xw-dt-clickable { cursor: pointer; }
 .xw-dt-table tr[data-active="1"] td { background: var(--xw-panel2); box-shadow: inset 0 -1px 0 var(--xw-accent); }

@@ -1,5 +1,6 @@
 // The widget's stylesheet, scoped under .xw-mv, themed by JupyterLab's CSS variables (with
 // fallbacks for other front ends).
+import { EMPTY_CSS } from "../lib/empty.js";
 import { THEME } from "../lib/theme.js";
 
 export const CSS = `
@@ -21,9 +22,7 @@ export const CSS = `
 .xw-mv-muted { color: var(--xw-fg2); }
 .xw-mv-status:empty { display: none; }
 .xw-mv-error { color: var(--xw-error); white-space: pre-wrap; }
-.xw-mv-message { margin: 10px; padding: 8px 12px; border-left: 3px solid #757575; background: var(--xw-panel);
-  line-height: 18px; max-width: 120ch; white-space: pre-wrap; }
-.xw-mv-message b { display: block; margin-bottom: 2px; }
+${EMPTY_CSS}
 .xw-mv-summary { padding: 8px 10px; border-bottom: 1px solid var(--xw-border); }
 .xw-mv-tiles { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: baseline; }
 .xw-mv-tile { display: flex; flex-direction: column; min-width: 80px; }

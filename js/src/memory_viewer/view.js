@@ -4,6 +4,7 @@
 // loads, "1" once drawn (a message included), "error" on failure; data-module and data-space say
 // what is drawn.
 import { h } from "../lib/dom.js";
+import { emptyState } from "../lib/empty.js";
 import * as fmt from "../lib/format.js";
 import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { CARD_HINT, cardContent } from "./card.js";
@@ -81,7 +82,7 @@ export class MemoryViewerView {
       h("div", { className: "xw-mv-buffers" },
         h("div", { className: "xw-mv-bars" }, legend, ...BAR_KEYS.map((key) => this.containers[key]), this.noPadding),
         this.card));
-    this.message = h("div", { className: "xw-mv-message", hidden: true });
+    this.message = h("div", { className: "xw-empty xw-mv-message", role: "note", hidden: true });
     this.el.replaceChildren(
       h("div", { className: "xw-mv-head" }, h("span", { className: "xw-mv-title" }, "Memory viewer"), this.source,
         h("label", {}, "Module", this.moduleSelect), h("label", {}, "Memory", this.spaceSelect)),
@@ -108,7 +109,7 @@ export class MemoryViewerView {
   }
 
   showMessage(title, text) {
-    this.message.replaceChildren(h("b", {}, title), text);
+    this.message.replaceChildren(...emptyState(title, text).childNodes);
     this.message.hidden = false;
     this.body.hidden = true;
     this.el.dataset.state = "message";

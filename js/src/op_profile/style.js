@@ -1,5 +1,6 @@
 // The widget's stylesheet, scoped under .xw-op-profile, themed by JupyterLab's CSS variables
 // (with fallbacks for other front ends).
+import { EMPTY_CSS } from "../lib/empty.js";
 import { LINK_CSS, THEME } from "../lib/theme.js";
 
 export const CSS = `
@@ -25,8 +26,16 @@ export const CSS = `
 .xw-op-profile input[type="search"] { width: 170px; }
 .xw-op-profile input[type="range"] { width: 110px; }
 .xw-op-problem { color: var(--xw-error); }
-.xw-op-body { position: relative; }
-.xw-op-table-wrap { overflow: auto; max-height: 560px; }
+.xw-op-profile { container-type: inline-size; }
+.xw-op-body { display: flex; align-items: flex-start; gap: 8px; }
+.xw-op-table-wrap { overflow: auto; max-height: 560px; flex: 1 1 auto; min-width: 0; }
+.xw-op-side { flex: 0 0 380px; max-height: 560px; display: flex; flex-direction: column;
+  border-left: 1px solid var(--xw-border); }
+.xw-op-side-hint { padding: 10px; color: var(--xw-fg2); }
+@container (max-width: 960px) {
+  .xw-op-body { flex-direction: column; align-items: stretch; }
+  .xw-op-side { flex: 0 0 auto; border-left: 0; border-top: 1px solid var(--xw-border); }
+}
 .xw-op-table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 .xw-op-table th { position: sticky; top: 0; z-index: 1; background: var(--xw-panel2); text-align: right;
   font-weight: 600; padding: 4px 5px; border-bottom: 1px solid var(--xw-border1); white-space: nowrap; }
@@ -38,15 +47,15 @@ export const CSS = `
 .xw-op-table tr[data-kind="fused"] td { color: var(--xw-fg2); }
 .xw-op-table tbody tr:hover td { background: var(--xw-panel2); }
 .xw-op-table tr[data-active="1"] td { outline: none; background: var(--xw-panel2); box-shadow: inset 0 -1px 0 var(--xw-accent); }
-.xw-op-name { max-width: 280px; overflow: hidden; text-overflow: ellipsis; }
+.xw-op-table .xw-op-name { position: sticky; left: 0; background: var(--xw-bg); box-shadow: inset -1px 0 0 var(--xw-border); }
+.xw-op-table td.xw-op-name { z-index: 1; }
+.xw-op-table th.xw-op-name { z-index: 2; background: var(--xw-panel2); }
 .xw-op-name .xw-op-toggle { display: inline-block; width: 14px; cursor: pointer; user-select: none; color: var(--xw-fg2); }
-.xw-op-framework { max-width: 170px; overflow: hidden; text-overflow: ellipsis; color: var(--xw-fg2); }
+.xw-op-framework { color: var(--xw-fg2); }
 .xw-op-share { position: relative; min-width: 56px; }
 .xw-op-share-bar { position: absolute; left: 0; top: 3px; bottom: 3px; background: var(--xw-accent); opacity: .18; }
 .xw-op-util { min-width: 56px; }
-.xw-op-card { position: absolute; z-index: 3; top: 28px; right: 8px; width: min(420px, 55%); max-height: 520px;
-  overflow-y: auto; padding: 8px 10px; background: var(--xw-bg); border: 1px solid var(--xw-border1);
-  border-radius: 4px; box-shadow: 0 4px 16px rgba(0,0,0,.25); }
+.xw-op-card { overflow-y: auto; min-height: 0; padding: 8px 10px; background: var(--xw-bg); }
 .xw-op-card[hidden] { display: none; }
 .xw-op-card-title { font-weight: 600; font-size: 13px; overflow-wrap: anywhere; display: flex; justify-content: space-between; gap: 6px; }
 .xw-op-card-close { border: 0; background: none; color: var(--xw-fg2); cursor: pointer; font-size: 15px; padding: 0 4px; }
@@ -60,8 +69,9 @@ export const CSS = `
 .xw-op-bar > div { height: 100%; }
 .xw-op-roofline { border-top: 1px solid var(--xw-border); padding: 6px 8px; min-height: 40px; }
 .xw-op-status { padding: 4px 10px; color: var(--xw-fg2); min-height: 20px; }
-.xw-op-message { margin: 12px; padding: 10px 12px; border: 1px solid var(--xw-error); border-radius: 3px;
+.xw-op-error { margin: 12px; padding: 10px 12px; border: 1px solid var(--xw-error); border-radius: 3px;
   color: var(--xw-fg); white-space: pre-wrap; overflow-wrap: anywhere; }
-.xw-op-message b { color: var(--xw-error); }
+.xw-op-error b { color: var(--xw-error); }
 ${LINK_CSS}
+${EMPTY_CSS}
 `;

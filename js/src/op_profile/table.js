@@ -3,6 +3,7 @@
 // answer; expansion is remembered by label path so it survives re-sorting and re-grouping.
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
+import { elideMiddle } from "../lib/table.js";
 
 /** An intensity (FLOP/byte): 85, 7.42, 0.13. */
 export function ratio(x) {
@@ -27,6 +28,8 @@ export const COLUMNS = [
   ["bound", "Bound by", "compute when FLOPS utilization is the higher one, else memory"],
 ];
 const LEFT = new Set(["name", "framework"]);
+const NAME_CHARS = 48; // longer names lose their middle (the cell's title has them whole)
+const FRAMEWORK_CHARS = 36;
 
 /** Columnar kernel answer -> array of row objects. */
 export function rowsOf(columns) {
@@ -59,7 +62,8 @@ export class OpTable {
       "table",
       { className: "xw-op-table" },
       h("thead", {}, h("tr", {}, COLUMNS.map(([key, label, title]) =>
-        h("th", { className: LEFT.has(key) ? "xw-op-left" : "", title }, label)))),
+        h("th", { className: `${LEFT.has(key) ? "xw-op-left" : ""}${key === "name" ? " xw-op-name" : ""}`, title },
+          label)))),
       this.body,
     );
     this.body.addEventListener("click", (e) => this.onClick(e));
@@ -128,7 +132,7 @@ export class OpTable {
       this.isExpanded(row) ? "▾" : "▸")
       : h("span", { className: "xw-op-toggle" }, "");
     const name = h("td", { className: "xw-op-left xw-op-name", title: row.label,
-      style: { paddingLeft: `${6 + 16 * row.level}px` } }, toggle, row.label);
+      style: { paddingLeft: `${6 + 16 * row.level}px` } }, toggle, elideMiddle(row.label, NAME_CHARS));
     if (row.kind === "group") name.append(h("span", { className: "xw-op-muted" }, ` (${row.children})`));
     const cells = {
       share: this.shareCell(row.time_share),
@@ -138,7 +142,7 @@ export class OpTable {
       avg: h("td", {}, row.kind === "idle" ? "" : fmt.time(row.avg_time_us)),
       name,
       framework: h("td", { className: "xw-op-left xw-op-framework", title: row.framework_op || "" },
-        row.framework_op || ""),
+        elideMiddle(row.framework_op || "", FRAMEWORK_CHARS)),
       flops_util: this.utilCell(row, row.flops_utilization),
       bw_util: this.utilCell(row, row.bandwidth_utilization),
       rate: h("td", {}, row.kind === "idle" ? "" : fmt.si(row.flop_rate, "FLOP/s")),
@@ -184,9 +188,9 @@ export class OpTable {
       const cells = Object.fromEntries(COLUMNS.map(([key]) => [key, h("td", {}, "")]));
       cells.name = h("td", { className: "xw-op-left xw-op-name", title: f.expression,
         style: { paddingLeft: `${22 + 16 * (level + f.depth - 1)}px` } },
-      f.name, h("span", { className: "xw-op-muted" }, ` ${f.opcode}${f.flops ? `, ${fmt.si(f.flops, "FLOP")}` : ""}`));
+      elideMiddle(f.name, NAME_CHARS), h("span", { className: "xw-op-muted" }, ` ${f.opcode}${f.flops ? `, ${fmt.si(f.flops, "FLOP")}` : ""}`));
       cells.framework = h("td", { className: "xw-op-left xw-op-framework", title: f.framework_op },
-        f.framework_op);
+        elideMiddle(f.framework_op ?? "", FRAMEWORK_CHARS));
       return h("tr", { dataset: { kind: "fused" } }, COLUMNS.map(([key]) => cells[key]));
     });
   }

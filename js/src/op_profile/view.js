@@ -5,6 +5,7 @@ import { embedItem, loadBokeh } from "../charts/bokeh.js";
 import { RequestError, request } from "../lib/transport.js";
 import { cardContent } from "./card.js";
 import { h } from "../lib/dom.js";
+import { emptyState } from "../lib/empty.js";
 import { linkButton } from "../lib/links.js";
 import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
@@ -23,7 +24,6 @@ export class OpProfileView {
     this.abort = new AbortController();
     this.details = new Map(); // op -> details answer (or a promise of it)
     this.pinned = null;
-    this.bokehViews = [];
     this.summary = model.get("_summary") ?? {};
     el.classList.add("xw-op-profile");
     if (this.summary.error) {
@@ -47,13 +47,12 @@ export class OpProfileView {
     this.abort.abort();
     clearTimeout(this.filterTimer);
     if (this.onChange) for (const name of CONTROLS) this.model.off(`change:${name}`, this.onChange);
-    for (const view of this.bokehViews) view.remove?.();
+    this.rooflineViews?.clear();
   }
 
   // ---- DOM --------------------------------------------------------------------------------
   showNoOps(message) {
-    this.el.replaceChildren(h("style", {}, CSS), h("div", { className: "xw-op-message" },
-      h("b", {}, "No op profile. "), message));
+    this.el.replaceChildren(h("style", {}, CSS), emptyState("No op profile", message, "", "xw-op-message"));
     this.el.dataset.ready = "no-ops";
   }
 
@@ -108,8 +107,11 @@ export class OpProfileView {
       onmouseleave: (e) => { if (!this.table.table.contains(e.relatedTarget)) this.hover(null); } });
     this.roofline = h("div", { className: "xw-op-roofline" }, h("span", { className: "xw-op-muted" }, "Roofline: loading…"));
     this.status = h("div", { className: "xw-op-status" });
+    // The card has a panel of its own beside the table (below it in a narrow cell), never over it.
+    this.hint = h("div", { className: "xw-op-side-hint" }, "Point at an op for its details; click it to pin them.");
     this.el.replaceChildren(h("style", {}, CSS), overview, controls,
-      h("div", { className: "xw-op-body" }, h("div", { className: "xw-op-table-wrap" }, this.table.table), this.card),
+      h("div", { className: "xw-op-body" }, h("div", { className: "xw-op-table-wrap" }, this.table.table),
+        h("div", { className: "xw-op-side" }, this.hint, this.card)),
       this.roofline, this.status);
     this.syncControls();
   }
@@ -179,7 +181,7 @@ export class OpProfileView {
   fail(error) {
     const text = error instanceof RequestError ? error.message : String(error);
     this.status.textContent = "";
-    this.el.querySelector(".xw-op-body")?.replaceWith(h("div", { className: "xw-op-message" },
+    this.el.querySelector(".xw-op-body")?.replaceWith(h("div", { className: "xw-op-error" },
       h("b", {}, "The op table failed. "), text));
     this.el.dataset.ready = "error";
   }
@@ -205,18 +207,22 @@ export class OpProfileView {
   hover(op) {
     if (this.pinned !== null) return;
     if (op === null) {
-      this.card.hidden = true;
-      this.table.highlight(null);
+      this.hideCard();
       return;
     }
     this.showCard(op, false);
   }
 
+  hideCard() {
+    this.card.hidden = true;
+    this.hint.hidden = false;
+    this.table.highlight(null);
+  }
+
   select(op) {
     this.pinned = this.pinned === op ? null : op;
     if (this.pinned === null) {
-      this.card.hidden = true;
-      this.table.highlight(null);
+      this.hideCard();
       return;
     }
     this.showCard(op, true);
@@ -239,6 +245,7 @@ export class OpProfileView {
     this.card.replaceChildren(...content);
     this.card.dataset.op = String(op);
     this.card.hidden = false;
+    this.hint.hidden = true;
   }
 
   // ---- roofline ---------------------------------------------------------------------------
@@ -249,7 +256,7 @@ export class OpProfileView {
       if (!answer || this.disposed) return;
       const target = h("div", { className: "xw-op-roofline-plot" });
       this.roofline.replaceChildren(target);
-      this.bokehViews = await embedItem(target, answer.content.item, bokeh, this.abort.signal);
+      this.rooflineViews = await embedItem(target, answer.content.item, bokeh, this.abort.signal);
       this.el.dataset.roofline = "1";
     } catch (error) {
       if (this.disposed) return;

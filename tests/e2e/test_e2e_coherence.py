@@ -1,0 +1,175 @@
+"""The suite as one piece (issue 22): every tab of `xw.Profiler` in JupyterLab and Notebook 7,
+dark from the start and then switched to light, on a TensorFlow CPU run and a TPU run.
+
+Per tab: every table header's text fits its cell, the pinned op card covers neither the table
+nor the roofline, the tab titles are whole, the suite offers no tab without data (TF CPU: no Op
+Profile, no Memory Viewer), and in dark no large region is painted light (the screenshot's
+tiles; the Trace Viewer's own canvas is that view's matter and is left out of the count).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import harness
+import pytest
+
+DATA = harness.REPO / "tests" / "data"
+PROFILES = {"tf_cpu": DATA / "tf_keras_cpu_slow_map.xplane.pb",
+            "tpu": DATA / "tpu_v6e_inference.xplane.pb"}
+THEME_SETTINGS = ("@jupyterlab", "apputils-extension", "themes.jupyterlab-settings")
+SHOWN = ".widget-tab-contents > :not(.lm-mod-hidden)"
+TILE = 48  # px: the side of the squares the light-region check looks at
+LIGHT = 0.80  # luminance above which a pixel is light paint
+LIGHT_SHARE = 0.9  # a tile this light is light background
+
+CUT_HEADERS = """(root) => [...root.querySelectorAll("th")]
+  .filter((th) => th.offsetParent !== null && th.scrollWidth > th.clientWidth + 1)
+  .map((th) => `${th.textContent} (${th.scrollWidth} > ${th.clientWidth})`)"""
+TAB_LABELS = """(suite) => [...suite.querySelectorAll(":scope > .lm-TabBar .lm-TabBar-tabLabel")]
+  .map((label) => ({ text: label.textContent, cut: label.scrollWidth > label.clientWidth + 1
+    || label.closest(".lm-TabBar-tab").scrollWidth > label.closest(".lm-TabBar-tab").clientWidth + 1,
+    right: label.getBoundingClientRect().right, bar: suite.getBoundingClientRect().right }))"""
+
+
+def set_start_theme(app, dark: bool) -> None:
+    """The theme the next page opens in (the user's settings, as the menu would save them)."""
+    path = app.server.log_path.parent / "lab-settings"
+    path = path.joinpath(*THEME_SETTINGS)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if dark:
+        path.write_text(json.dumps({"theme": "JupyterLab Dark"}), encoding="utf-8")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def light_tiles(png: bytes, masks: list[dict], origin: dict) -> list[tuple[int, int]]:
+    """Top-left corners of the TILE-square tiles of a screenshot that are light paint, outside
+    the masked boxes (page coordinates; `origin` is the screenshot's box)."""
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float32) / 255
+    light = (0.2126 * rgb[..., 0] + 0.7152 * rgb[..., 1] + 0.0722 * rgb[..., 2]) > LIGHT
+    keep = np.ones(light.shape, bool)
+    for box in masks:
+        x0, y0 = int(box["x"] - origin["x"]), int(box["y"] - origin["y"])
+        keep[max(0, y0):max(0, y0 + int(box["height"])), max(0, x0):max(0, x0 + int(box["width"]))] = False
+    found = []
+    for y in range(0, light.shape[0] - TILE + 1, TILE):
+        for x in range(0, light.shape[1] - TILE + 1, TILE):
+            if keep[y:y + TILE, x:x + TILE].all() and light[y:y + TILE, x:x + TILE].mean() > LIGHT_SHARE:
+                found.append((x, y))
+    return found
+
+
+def intersects(a: dict, b: dict) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def wait_drawn(page, suite) -> None:
+    """The shown tab's view is drawn (data-ready='1'), its charts too."""
+    view = suite.locator(f"{SHOWN}[data-ready='1'], {SHOWN} [data-ready='1'], {SHOWN} .xw-ov-card")
+    view.first.wait_for(timeout=120_000)
+    page.wait_for_function(
+        """(suite) => {
+          const shown = suite.querySelector(':scope > .widget-tab-contents > :not(.lm-mod-hidden)');
+          return shown && !shown.querySelector("[data-ready='0'], [data-charts='0']")
+            && !shown.querySelector(".xw-op-profile[data-ready='1']:not([data-roofline])");
+        }""", arg=suite.element_handle(), timeout=60_000)
+    page.wait_for_timeout(600)  # BokehJS paints on the next frames
+
+
+def pin_an_op(page, suite) -> None:
+    """Expand the first group of the Op Profile, pin its first op; the card must sit beside or
+    below the table and the roofline, never over them."""
+    view = suite.locator(f"{SHOWN} .xw-op-profile")
+    view.locator("tr[data-kind='group'] [data-toggle]").first.click()
+    view.locator("tr[data-kind='op'] td.xw-op-name").first.click()
+    card = view.locator(".xw-op-card:not([hidden])")
+    card.wait_for(timeout=30_000)
+    assert "BW util" in card.inner_text() and "Memory util" not in card.inner_text()
+    box = card.bounding_box()
+    for other in (".xw-op-table-wrap", ".xw-op-roofline"):
+        assert not intersects(box, view.locator(other).bounding_box()), other
+
+
+def check_tab(page, app, suite, key: str, title: str, dark: bool) -> list[str]:
+    """One tab's checks; returns what was found wrong (asserted together by the caller)."""
+    suite.locator(":scope > .lm-TabBar .lm-TabBar-tab", has_text=title).first.click()
+    wait_drawn(page, suite)
+    shown = suite.locator(SHOWN).first
+    problems = [f"{title}: header cut: {cut}"
+                for cut in page.evaluate(CUT_HEADERS, shown.element_handle())]
+    if key == "op":
+        pin_an_op(page, suite)
+    name = f"coherence_{app.server.app}_{key}_{'dark' if dark else 'light'}"
+    png = shown.screenshot()
+    harness.screenshot(shown, name)
+    if dark:
+        masks = [b for b in (c.bounding_box() for c in shown.locator(".xw-tv-stage canvas").all()) if b]
+        light = light_tiles(png, masks, shown.bounding_box())
+        if light:
+            problems.append(f"{title}: {len(light)} light {TILE}px tiles in dark, first at {light[:3]} "
+                            f"(tests/e2e/artifacts/{name}.png)")
+    return problems
+
+
+def run_suite(app, dark: bool):
+    paths = {k: str(v) for k, v in PROFILES.items()}
+    opened = f"import xprof_widgets as xw\nsuites = {{k: xw.Profiler(p) for k, p in {paths!r}.items()}}"
+    cells = [opened, "suites['tf_cpu']", "suites['tpu']"]
+    page = app.open_and_run(app.notebook(f"coherence_{'dark' if dark else 'light'}.ipynb", cells))
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(not dark).lower()}'",
+                           timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.xw-suite-tabs').length === 2",
+                           timeout=180_000)
+    return page
+
+
+def tabs_of(page, profile: str) -> list[tuple[str, str]]:
+    """(key, title) of each tab the suite on that profile offers, asked of the kernel."""
+    out = harness.run_in_kernel(page, f"print(*(f'{{t.key}}={{t.title}}' for t in "
+                                      f"suites[{profile!r}]._offered), sep='\\n')")
+    return [tuple(line.split("=", 1)) for line in out.splitlines() if "=" in line]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_every_tab_fits_and_follows_the_theme(app_fixture, request):
+    app = request.getfixturevalue(app_fixture)
+    set_start_theme(app, dark=True)
+    try:
+        page = run_suite(app, dark=True)
+        problems = []
+        for index, profile in enumerate(PROFILES):
+            suite = page.locator(".xw-suite-tabs").nth(index)
+            tabs = tabs_of(page, profile)
+            keys = [k for k, _ in tabs]
+            if profile == "tf_cpu":  # no tab that would only say there is no data
+                assert "op" not in keys and "memory" not in keys, keys
+            labels = page.evaluate(TAB_LABELS, suite.element_handle())
+            assert [label["text"] for label in labels] == [t for _, t in tabs]
+            cut = [label["text"] for label in labels if label["cut"] or label["right"] > label["bar"] + 1]
+            assert not cut, f"tab titles cut or off the bar: {cut}"
+            harness.screenshot(suite.locator(":scope > .lm-TabBar"), f"coherence_{app.server.app}_tabs_{profile}")
+            for key, title in tabs:
+                problems += [f"{profile}: {p}" for p in check_tab(page, app, suite, key, title, dark=True)]
+        assert not problems, "\n".join(problems)
+
+        # Switched to light while open: the charts follow (a BokehJS plot is repainted light).
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                      "{theme: 'JupyterLab Light'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
+        suite = page.locator(".xw-suite-tabs").nth(1)
+        suite.locator(":scope > .lm-TabBar .lm-TabBar-tab", has_text="Op Profile").first.click()
+        wait_drawn(page, suite)
+        page.wait_for_timeout(800)
+        roofline = suite.locator(f"{SHOWN} .xw-op-roofline").first
+        png = roofline.screenshot()
+        harness.screenshot(roofline, f"coherence_{app.server.app}_roofline_light")
+        assert light_tiles(png, [], roofline.bounding_box()), "the roofline stayed dark in light"
+    finally:
+        set_start_theme(app, dark=False)
