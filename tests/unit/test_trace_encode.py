@@ -128,4 +128,5 @@ def test_search_and_aggregate_replies():
     rows = aggregate_content(index.aggregate(event.tolist()))["rows"]
     json.dumps(rows)
     assert sum(r["count"] for r in rows) == 10
-    assert set(rows[0]) == {"name", "count", "total_us", "avg_us", "min_us", "max_us"}
+    assert set(rows[0]) == {"name", "count", "total_us", "avg_us", "min_us", "max_us",
+                            "device_total_us"}

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import PS_PER_US
+from ..trace.details import AGGREGATE_COLUMNS, by_total
 from ..trace.pivot import LEVELS, PIVOT_COLUMNS
 from ..trace.search import MAX_HITS
 from ..trace.window import Window
@@ -225,15 +226,12 @@ class PodTrace:
         answers = self.pod.calls({self.pod.hosts[h]: ("aggregate", (ids.tolist(),))
                                   for h, ids in by_host.items()})
         if not answers:
-            return pd.DataFrame(columns=["name", "count", "total_us", "avg_us", "min_us",
-                                         "max_us"])
+            return pd.DataFrame(columns=AGGREGATE_COLUMNS)
         frame = pd.concat([answers[self.pod.hosts[h]] for h in by_host], ignore_index=True)
-        table = frame.groupby("name", sort=False).agg(
+        return by_total(frame.groupby("name", sort=False).agg(
             count=("count", "sum"), total_us=("total_us", "sum"), min_us=("min_us", "min"),
-            max_us=("max_us", "max"))
-        table.insert(2, "avg_us", table["total_us"] / table["count"])
-        table = table.sort_values(["total_us", "count"], ascending=False, kind="stable")
-        return table.reset_index()
+            max_us=("max_us", "max"),
+            device_total_us=("device_total_us", lambda d: d.sum(min_count=1))).reset_index())
 
     def span_us(self, events: Iterable[int]) -> tuple[float, float] | None:
         """(start_us, end_us) of the events, None for none."""

@@ -19,6 +19,7 @@ from ..profile.clock import START_STAT, TASK_ENVIRONMENT
 from ..profile.model import PS_PER_US, Profile
 from ..profile.open import open_profile
 from ..trace import trace_index
+from ..trace.details import name_sums
 from ..trace.pivot import selection_pivot
 from .busy import busy_index
 
@@ -155,12 +156,8 @@ class HostServer:
         return self.index.details(int(event))
 
     def aggregate(self, events: list[int]) -> pd.DataFrame:
-        """Per name: count, total, min and max duration (us) of the events."""
-        events = np.unique(np.asarray(events, np.int64))
-        frame = pd.DataFrame({"name": self.profile.display_names[self.profile.meta[events]],
-                              "duration_us": self.profile.duration_ps[events] / PS_PER_US})
-        return frame.groupby("name", sort=False)["duration_us"].agg(
-            count="size", total_us="sum", min_us="min", max_us="max").reset_index()
+        """Per name: count, total, min and max duration and device time (us) of the events."""
+        return name_sums(self.profile, np.unique(np.asarray(events, np.int64)))
 
     def span_ps(self, events: list[int]) -> tuple[int, int]:
         idx = np.asarray(events, np.int64)

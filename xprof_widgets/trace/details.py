@@ -11,6 +11,7 @@ from ..profile.model import PS_PER_US
 from . import _lod
 
 if TYPE_CHECKING:
+    from ..profile.model import Profile
     from .index import TraceIndex
 
 _JS_SAFE_INT = 2**53
@@ -98,15 +99,39 @@ def _flow_ends(index: TraceIndex, events: np.ndarray) -> list[dict[str, Any]]:
             for e, t in zip(events.tolist(), tracks.tolist(), strict=True)]
 
 
+def name_sums(profile: Profile, events: np.ndarray) -> pd.DataFrame:
+    """Per name over the events: count, total/min/max span (us) and `device_total_us`, the
+    device time the ops measured themselves (`device_duration_ps`, what the Op Profile sums;
+    NaN where none says). A TPU op's span can differ from its own device time."""
+    present, device_ps = profile.stat_ints(events, "device_duration_ps")
+    frame = pd.DataFrame({"name": profile.display_names[profile.meta[events]],
+                          "duration_us": profile.duration_ps[events] / PS_PER_US,
+                          "device_ps": np.where(present, device_ps.view(np.int64), 0),
+                          "measured": present})
+    table = frame.groupby("name", sort=False).agg(
+        count=("duration_us", "size"), total_us=("duration_us", "sum"),
+        min_us=("duration_us", "min"), max_us=("duration_us", "max"),
+        device_ps=("device_ps", "sum"), measured=("measured", "any")).reset_index()
+    table["device_total_us"] = (table["device_ps"] / PS_PER_US).where(table["measured"])
+    return table.drop(columns=["device_ps", "measured"])
+
+
+def by_total(table: pd.DataFrame) -> pd.DataFrame:
+    """AGGREGATE_COLUMNS, the largest total first."""
+    table = table.copy()
+    table["avg_us"] = table["total_us"] / table["count"]
+    table = table.sort_values(["total_us", "count"], ascending=False, kind="stable")
+    return table[AGGREGATE_COLUMNS].reset_index(drop=True)
+
+
+AGGREGATE_COLUMNS = ["name", "count", "total_us", "avg_us", "min_us", "max_us", "device_total_us"]
+
+
 def aggregate(index: TraceIndex, events: np.ndarray) -> pd.DataFrame:
-    """Per name over the given events: count and total/avg/min/max duration (us), by total."""
+    """Per name over the given events: count, total/avg/min/max span (us) and the device time
+    the ops measured (see name_sums), by total."""
     profile = index.profile
     events = np.unique(np.asarray(events, np.int64))
     if events.shape[0] and (events[0] < 0 or events[-1] >= profile.n_events):
         raise KeyError(f"event ids must be in 0..{profile.n_events - 1}")
-    frame = pd.DataFrame({"name": profile.display_names[profile.meta[events]],
-                          "duration_us": profile.duration_ps[events] / PS_PER_US})
-    table = frame.groupby("name", sort=False)["duration_us"].agg(
-        count="size", total_us="sum", avg_us="mean", min_us="min", max_us="max")
-    table = table.sort_values(["total_us", "count"], ascending=False, kind="stable")
-    return table.reset_index()
+    return by_total(name_sums(profile, events))
