@@ -305,10 +305,10 @@ def _launch_starts(profile: Profile, has_corr: np.ndarray, correlation: np.ndarr
 
 
 def idle_split(kernels: StreamKernels, kernel_wait: int) -> dict[int, dict[str, int]]:
-    """Per stream, the idle time of each category (IDLE_CATEGORIES), in the kernels' unit;
+    """Per stream (in order), the idle time of each category (IDLE_CATEGORIES), in the kernels' unit;
     `kernel_wait`: HTA's consecutive_kernel_delay in that unit."""
     out = {}
-    for stream in pd.unique(kernels.stream).tolist():
+    for stream in np.unique(kernels.stream).tolist():
         mine = np.flatnonzero(kernels.stream == stream)
         mine = mine[np.argsort(kernels.start[mine], kind="stable")]
         start, end = kernels.start[mine], kernels.end[mine]

@@ -12,6 +12,11 @@ and the share of device compute time in 16-bit and 32-bit precision with XProf's
 reads TensorFlow GPU kernels' `half` shapes), in 32 bits otherwise; collectives, copies, infeed
 and outfeed are not compute. Each recommendation names the tool it comes from, so the view can
 open it.
+
+For a PyTorch (Kineto) trace with GPU work, HTA's four breakdowns (analysis/gpu_time.py) are
+there too, with advice in plain words when a GPU idles half the time or more (why, from the
+idle breakdown: host wait, kernel wait or other), when under half of a rank's communication
+overlaps computation, or when copies and memsets alone take a tenth of kernel time or more.
 """
 
 from __future__ import annotations
@@ -26,13 +31,25 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.model import Profile
 from .framework_op_stats import FrameworkOpStatsAnalysis, analyze_framework_op_stats
-from .gpu_time import host_works, time_breakdown_table
+from .gpu_time import (
+    comm_comp_overlap,
+    host_works,
+    idle_time_breakdown,
+    kernel_breakdown,
+    time_breakdown_table,
+)
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
 TOP_OPS = 10
 LOW_PRECISION_PCT = 10.0
 """Below this share of 16-bit device compute, XProf suggests more 16-bit ops."""
+GPU_IDLE_PCT = 50.0
+"""A GPU idle this share of its kernel time or more gets advice on why."""
+LOW_OVERLAP_PCT = 50.0
+"""Below this share of communication overlapping computation, advice to overlap more."""
+MEMORY_PCT = 10.0
+"""Copies and memsets alone taking this share of kernel time or more get advice."""
 FRAMEWORK_OP_COLUMNS = ["operation", "type", "self_time_us", "self_time_share",
                         "cumulative_self_time_share", "flop_rate_gflops"]
 """XProf's top device framework ops (its `selfTimePercent`, `cumulativeTimePercent` are these
@@ -56,6 +73,8 @@ class Overview:
     recommendations: list[dict[str, str]] = field(default_factory=list)
     """{"text", "tool"}: the advice and the key of the tool it comes from (xprof_widgets.tools)."""
     notes: list[str] = field(default_factory=list)
+    gpu: dict[str, Any] | None = None
+    """A Kineto trace's GPU breakdowns as records (gpu_breakdowns); None without GPU work."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +86,7 @@ class Overview:
             "precision": self.precision,
             "recommendations": self.recommendations,
             "notes": self.notes,
+            "gpu": self.gpu,
         }
 
 
@@ -94,10 +114,18 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
                             for text in op_analysis.suggestions(limit=3)]
     if precision is not None and precision["statement"]:
         recommendations.append({"text": precision["statement"], "tool": "op"})
+    try:
+        gpu = gpu_breakdowns(profile)
+    except Exception as exc:  # noqa: BLE001 - an optional part: said in a note, not raised
+        gpu = None
+        notes.append(f"The GPU time breakdowns could not be computed ({type(exc).__name__}: "
+                     f"{exc}).")
+    if gpu is not None:
+        recommendations = gpu_advice(gpu) + recommendations
     return Overview(run=_run(profile, op_analysis), steps=steps, step_breakdown=breakdown,
                     top_ops=_top_ops(op_analysis),
                     top_framework_ops=top_framework_ops(framework_analysis),
-                    precision=precision, recommendations=recommendations, notes=notes)
+                    precision=precision, recommendations=recommendations, notes=notes, gpu=gpu)
 
 
 def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
@@ -193,3 +221,66 @@ def time_breakdown(profile: Profile) -> pd.DataFrame:
     get_temporal_breakdown reports it (analysis/gpu_time.py; gpu_time.TIME_COLUMNS); one row
     per host file with GPU work, none for a trace without any."""
     return time_breakdown_table(host_works(profile))
+
+
+def gpu_breakdowns(profile: Profile) -> dict[str, Any] | None:
+    """HTA's four breakdowns as records for the view: temporal and kernel types as their
+    tables, the overlap per rank, the idle time one row per rank and stream (`host_wait_us`,
+    `kernel_wait_us`, `other_us`, `idle_us`); None without GPU work."""
+    temporal = time_breakdown(profile)
+    if not len(temporal):
+        return None
+    idle = idle_time_breakdown(profile).pivot_table(
+        index=["rank", "stream"], columns="idle_category", values="idle_time_us",
+        aggfunc="sum").reset_index()
+    streams = [{"rank": int(r.rank), "stream": int(r.stream), "host_wait_us": r.host_wait,
+                "kernel_wait_us": r.kernel_wait, "other_us": r.other,
+                "idle_us": r.host_wait + r.kernel_wait + r.other}
+               for r in idle.itertuples(index=False)]
+    return {"temporal": temporal.to_dict("records"),
+            "kernel_types": kernel_breakdown(profile).to_dict("records"),
+            "overlap": comm_comp_overlap(profile).to_dict("records"), "idle": streams}
+
+
+def gpu_advice(gpu: dict[str, Any]) -> list[dict[str, str]]:
+    """Plain-word advice from the GPU breakdowns (see the module doc), each naming its tool."""
+    many = len(gpu["temporal"]) > 1
+    on = (lambda rank: f" on rank {rank}") if many else (lambda rank: "")
+    out = []
+    worst = max(gpu["temporal"], key=lambda r: r["idle_pct"])
+    if worst["idle_pct"] >= GPU_IDLE_PCT:
+        waits = {k: sum(s[f"{k}_us"] for s in gpu["idle"] if s["rank"] == worst["rank"])
+                 for k in ("host_wait", "kernel_wait", "other")}
+        total = sum(waits.values())
+        cause = max(waits, key=waits.get) if total > 0 else "host_wait"
+        share = f"{100 * waits[cause] / total:.1f}%" if total > 0 else "most"
+        text = f"GPU idle {worst['idle_pct']:.1f}% of the time{on(worst['rank'])}: "
+        out.append({
+            "host_wait": {"text": text + f"host-bound ({share} of its streams' idle time waits "
+                          "for the CPU to launch the next kernel); see the CPU ops between "
+                          "kernels in the Trace Viewer.", "tool": "trace"},
+            "kernel_wait": {"text": text + f"many small kernels ({share} of its streams' idle "
+                            "time is gaps under 30 us between kernels, launch overhead); fewer, "
+                            "larger kernels (fusion, CUDA graphs) help; see Kernel Stats.",
+                            "tool": "kernel_stats"},
+            "other": {"text": text + f"its streams wait on something else ({share} of their "
+                      "idle time: events, other streams, synchronization); see the Trace "
+                      "Viewer.", "tool": "trace"},
+        }[cause])
+    talking = [r for r in gpu["overlap"] if r["communication_us"] > 0]
+    if talking:
+        least = min(talking, key=lambda r: r["comp_comm_overlap_pctg"])
+        if least["comp_comm_overlap_pctg"] < LOW_OVERLAP_PCT:
+            out.append({"text": f"Only {least['comp_comm_overlap_pctg']:.1f}% of communication "
+                        f"time overlaps computation{on(least['rank'])}: for the rest no "
+                        "kernel computes beside the collectives; launching them while compute "
+                        "still runs (gradient buckets, prefetching) hides them; see the Trace "
+                        "Viewer.", "tool": "trace"})
+    memory = [r for r in gpu["kernel_types"] if r["kernel_type"] == "MEMORY"
+              and r["percentage"] >= MEMORY_PCT]
+    if memory:
+        most = max(memory, key=lambda r: r["percentage"])
+        out.append({"text": f"Memory copies and sets take {most['percentage']:.1f}% of GPU "
+                    f"kernel time{on(most['rank'])}: keep tensors on the device and copy less "
+                    "often; see Kernel Stats.", "tool": "kernel_stats"})
+    return out

@@ -77,7 +77,9 @@ class KernelStats(CsvExport, RequestWidget):
             item = pie_item(by_kernel, "Kernels by total time")
             if item is not None:
                 charts.append({"key": "kernels", "title": "Kernels by total time", "item": item})
-        return {"rows": columnar(frame), "charts": charts}
+        # a Kineto trace's time per kernel type (HTA), shown above the table; [] otherwise
+        breakdown = jsonable(kernel_breakdown(self.profile).to_dict("records"))
+        return {"rows": columnar(frame), "charts": charts, "breakdown": breakdown}
 
     def __repr__(self) -> str:
         return (f"<KernelStats {self.profile.source!r} {self._summary['kind']} "

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .. import tools as registry
+from ..analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview, time_breakdown
 from ..profile.model import Profile
@@ -41,6 +42,19 @@ class Overview(RequestWidget):
         kernel_us and the three shares in percent (analysis/gpu_time.py). Empty for a profile
         without Kineto GPU work."""
         return time_breakdown(self.profile)
+
+    def comm_comp_overlap(self) -> pd.DataFrame:
+        """Per rank, how much communication time overlaps computation, as HTA's
+        get_comm_comp_overlap reports it: rank, communication_us, overlap_us and
+        comp_comm_overlap_pctg (NaN on a rank without communication). Empty for a profile
+        without Kineto GPU work."""
+        return comm_comp_overlap(self.profile)
+
+    def idle_time_breakdown(self) -> pd.DataFrame:
+        """Per rank and stream, GPU idle time as host wait, kernel wait and other, as HTA's
+        get_idle_time_breakdown reports it (for every rank): rank, stream, idle_category,
+        idle_time_us, idle_time_ratio. Empty for a profile without Kineto GPU work."""
+        return idle_time_breakdown(self.profile)
 
     @handler("overview")
     def _overview(self) -> dict:

@@ -1,11 +1,32 @@
 // Kernel stats: every GPU kernel by launch parameters and op (XProf's GPU kernel stats), or on
-// TPU the custom-call kernels XLA has no cost model for.
+// TPU the custom-call kernels XLA has no cost model for. A PyTorch (Kineto) trace also gets HTA's
+// kernel breakdown above the table: time per kernel type and overlap of types, per rank.
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { ToolView, tiles } from "../lib/tool_view.js";
 
 const yes = (v) => (v ? "yes" : "no");
+
+const KINDS_CSS = `
+.xw-ks .xw-ks-kinds { margin: 8px 10px; }
+.xw-ks .xw-ks-kinds:empty { display: none; }
+.xw-ks .xw-ks-kinds h4 { margin: 0 0 4px 0; font-size: 12px; font-weight: 600; }
+.xw-ks .xw-ks-kinds table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+.xw-ks .xw-ks-kinds th, .xw-ks .xw-ks-kinds td { padding: 1px 8px; text-align: right; border-bottom: 1px solid var(--xw-border); white-space: nowrap; }
+.xw-ks .xw-ks-kinds th:nth-child(2), .xw-ks .xw-ks-kinds td:nth-child(2) { text-align: left; }
+.xw-ks .xw-ks-share { display: inline-block; height: 8px; background: #4e79a7; vertical-align: middle; }
+`;
+
+/** HTA's kernel breakdown rows (rank, kernel_type, total_us, percentage) as a small table. */
+export function kindsTable(rows) {
+  if (!rows?.length) return [];
+  return [h("h4", {}, "Time by kernel type (as Holistic Trace Analysis splits it)"),
+    h("table", {}, h("thead", {}, h("tr", {}, ["Rank", "Kernel type", "Time", "Share", ""].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows.map((r) => h("tr", {}, h("td", {}, String(r.rank)), h("td", {}, r.kernel_type),
+        h("td", {}, fmt.time(r.total_us)), h("td", {}, fmt.pct(r.percentage, 1)),
+        h("td", {}, h("span", { className: "xw-ks-share", style: { width: `${Math.max(0, r.percentage)}px` } }))))))];
+}
 
 export const GPU_COLUMNS = [
   { key: "rank", label: "Rank" },
@@ -63,10 +84,12 @@ export class KernelStatsView extends ToolView {
       csvName: tpu ? "custom_call_kernels.csv" : "kernel_stats.csv",
       placeholder: "Filter by kernel or op name",
     });
-    return [head, this.chartBox, h("div", { className: "xw-body" }, this.table.el)];
+    this.kinds = h("div", { className: "xw-ks-kinds" });
+    return [h("style", {}, KINDS_CSS), head, this.kinds, this.chartBox, h("div", { className: "xw-body" }, this.table.el)];
   }
 
   show(content) {
+    this.kinds.replaceChildren(...kindsTable(content.breakdown));
     this.table.setRows(rowsOf(content.rows));
     return content.charts;
   }

@@ -28,5 +28,9 @@ export const CSS = `
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
 .xw-ov-advice li { margin-bottom: 3px; }
 .xw-ov-scroll { overflow-x: auto; }
+.xw-ov-barcell { width: 35%; min-width: 90px; }
+.xw-ov-minibar { margin: 0; height: 10px; }
+.xw-ov-hint { color: var(--xw-fg2); margin: 6px 0 0 0; font-size: 11px; }
+.xw-ov-card .xw-ov-scroll + .xw-ov-scroll { margin-top: 8px; }
 ${LINK_CSS}
 `;

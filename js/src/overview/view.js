@@ -1,10 +1,12 @@
-// The Overview: run environment, step time and its breakdown, device compute precision,
+// The Overview: run environment, step time and its breakdown, a PyTorch trace's GPU time
+// breakdowns (HTA's: gpu.js), device compute precision,
 // recommendations (in the suite each with a button opening the tool it comes from), the top HLO
 // ops beside the top framework ops. Everything from the profile is set as text (h() makes text
 // nodes), never as HTML.
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
 import { count, deviceLabel, percent, si, time, utilizationColor } from "../lib/format.js";
+import { gpuCards } from "./gpu.js";
 import { CSS } from "./style.js";
 
 function tile(label, value) {
@@ -115,7 +117,8 @@ async function render({ model, el }) {
   try {
     const answer = await request(model, "overview", {}, { onBusy: busy });
     const o = answer.content;
-    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown), precisionCard(o.precision),
+    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown), ...gpuCards(o.gpu),
+      precisionCard(o.precision),
       adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops), frameworkOpsCard(o.top_framework_ops),
       listCard("Notes", o.notes, "xw-ov-notes")].filter(Boolean));
     el.dataset.ready = "1";

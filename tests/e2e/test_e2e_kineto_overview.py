@@ -1,0 +1,77 @@
+"""A PyTorch (Kineto) trace in the suite, in JupyterLab and Notebook 7: the Overview draws HTA's
+GPU time breakdowns (temporal, kernel types, communication overlapping computation, idle time
+by stream) with advice whose button opens the tool it names, and Kernel Stats shows the kernel
+breakdown above its table. On nccl_data.json.gz, in exact picoseconds (docs/from_hta.md)."""
+
+from __future__ import annotations
+
+import harness
+import pytest
+
+NCCL = harness.REPO / "tests" / "data" / "public" / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+APPS = ["lab", "notebook7"]
+
+
+def picture(page, locator, name: str) -> None:
+    """Screenshot a widget in a window tall enough that the notebook does not scroll it."""
+    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
+    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
+    locator.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    harness.screenshot(locator, name)
+
+
+def cards(page) -> dict[str, str]:
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
+        '.xw-overview .xw-ov-card[data-card]')].map((c) => [c.dataset.card, c.innerText]))""")
+
+
+def selected_tab(page, wanted: str) -> str:
+    for _ in range(50):
+        shown = harness.run_in_kernel(page, "print(suite.tab_keys[suite.tabs.selected_index])")
+        if shown.strip() == wanted:
+            break
+        page.wait_for_timeout(100)
+    return shown.strip()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_name", APPS)
+def test_kineto_overview_and_kernel_breakdown(request, app_name):
+    app = request.getfixturevalue(app_name)
+    cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(NCCL)!r})\nsuite"]
+    page = app.open_and_run(app.notebook(f"kineto_overview_{app_name}.ipynb", cells))
+    app.wait_ready(page, ".xw-overview .xw-ov-card")
+    page.wait_for_selector(".xw-ov-card[data-card='gpu-idle']", timeout=30_000)
+    text = cards(page)
+    assert "GPU time breakdown" in text["gpu-temporal"]
+    assert "77.23%" in text["gpu-temporal"] and "17.66%" in text["gpu-temporal"]
+    assert "5.10%" in text["gpu-temporal"]
+    kinds = text["gpu-kernel-types"]
+    assert "COMPUTATION overlapping COMMUNICATION" in kinds and "74.0%" in kinds
+    assert "COMMUNICATION overlapping MEMORY" in kinds and "14.76%" in kinds
+    idle = text["gpu-idle"]
+    assert "Host wait" in idle and "Kernel wait" in idle
+    streams = page.locator(".xw-ov-card[data-card='gpu-idle'] tbody tr td:nth-child(2)")
+    assert streams.all_inner_texts() == ["7", "40"]
+    assert "GPU idle 77.2% of the time: host-bound" in text["advice"]
+    assert "Only 14.8% of communication time overlaps computation" in text["advice"]
+    picture(page, page.locator(".xw-overview"), f"overview_kineto_{app_name}")
+
+    advice = page.locator(".xw-ov-advice li", has_text="GPU idle 77.2%")
+    button = advice.locator("button.xw-link")
+    assert button.inner_text() == "Open Trace Viewer"
+    button.click()
+    assert selected_tab(page, "trace") == "trace"
+
+    harness.run_in_kernel(page, "suite.show('kernel_stats')")
+    app.wait_ready(page, ".xw-ks[data-ready='1']")
+    breakdown = page.locator(".xw-ks .xw-ks-kinds")
+    breakdown.locator("tbody tr").first.wait_for(timeout=30_000)
+    shown = breakdown.inner_text()
+    assert "Time by kernel type" in shown
+    assert "COMPUTATION overlapping COMMUNICATION" in shown and "3.6%" in shown
+    rows = breakdown.locator("tbody tr")
+    assert rows.count() == int(harness.run_in_kernel(
+        page, "print(len(suite._tools['kernel_stats'].kernel_breakdown()))"))
+    picture(page, page.locator(".xw-ks"), f"kernel_stats_kineto_{app_name}")
