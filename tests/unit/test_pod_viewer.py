@@ -75,7 +75,10 @@ def test_stragglers_among_hosts(tmp_path, make_logdir):
     assert steps.loc[steps["step"] == 2, "host"].iat[0] == "c"  # the step's slowest core
     content = report(analysis)
     assert content["summary"]["by"] == "host" and content["summary"]["straggling_hosts"] == 1
-    assert set(content["charts"]) == {"heatmap", "breakdown"}
+    assert set(content["charts"]) == {"heatmap", "hosts", "breakdown"}
+    per_host = analysis.host_breakdown().set_index("host")
+    assert per_host["straggling_steps"].to_dict() == {"a": 0, "b": 0, "c": 1}
+    assert per_host.loc["c", "duration_us"] > per_host.loc["a", "duration_us"]
 
 
 def test_fixtures_and_no_steps():

@@ -10,6 +10,7 @@ table for another grouping on request.
     cmp                        # the widget
     cmp.summary()              # "Step time 41.2 -> 33.0 ms, -20%; input wait -7.9 ms. ..."
     cmp.ops(), cmp.steps(), cmp.memory(), cmp.buffers()
+    cmp.trace_diff()           # two PyTorch traces: ops and kernels by name, as HTA's TraceDiff
     cmp.align(3)               # both traces on step 3
 """
 
@@ -68,7 +69,8 @@ class CompareView(RequestWidget):
     def _report(self) -> dict:
         c = self.comparison
         return jsonable({"summary": c.summary(), "steps": _section(lambda: _steps(c)),
-                         "ops": _section(lambda: {"rows": columnar(c.ops())}),
+                         "ops": _section(lambda: _trace_ops(c) if c.kineto else {
+                             "rows": columnar(c.ops())}),
                          "memory": _section(lambda: _memory(c)),
                          "groupings": list(GROUPINGS), "threshold": c.threshold,
                          "floor_us": c.floor_us})
@@ -83,7 +85,7 @@ class Compare(ipywidgets.VBox):
 
     The DataFrames are the analysis's (`analysis.compare.Comparison`): `steps()`,
     `step_breakdown()`, `ops(by=..., per_step=...)`, `kernels()`, `memory()`, `buffers(...)`,
-    `summary()`.
+    `trace_diff(...)` (PyTorch traces), `summary()`.
     """
 
     def __init__(self, before: Profile, after: Profile, *, threshold: float = THRESHOLD,
@@ -121,6 +123,13 @@ class Compare(ipywidgets.VBox):
 
     def kernels(self) -> pd.DataFrame:
         return self.comparison.kernels()
+
+    def trace_diff(self, device: str = "all", rank_before: int | list[int] | None = None,
+                   rank_after: int | list[int] | None = None,
+                   iteration_before: int | list[int] | None = None,
+                   iteration_after: int | list[int] | None = None) -> pd.DataFrame:
+        return self.comparison.trace_diff(device, rank_before, rank_after, iteration_before,
+                                          iteration_after)
 
     def memory(self) -> pd.DataFrame:
         return self.comparison.memory()
@@ -196,6 +205,12 @@ def _steps(c: Comparison) -> dict:
     return {"rows": columnar(steps), "breakdown": columnar(c.step_breakdown()),
             "aligned": int(min(steps["step_before"].count(), steps["step_after"].count())),
             "chart": _charts.json_item(step_figure(steps))}
+
+
+def _trace_ops(c: Comparison) -> dict:
+    """Two PyTorch traces' ops and kernels, as HTA's trace diff counts them, and what was
+    compared (which rank and profiler step of each run)."""
+    return {"kind": "trace", "rows": columnar(c.trace_diff()), "scope": c.trace_scope()}
 
 
 def _memory(c: Comparison) -> dict:

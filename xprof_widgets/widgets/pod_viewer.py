@@ -106,6 +106,10 @@ def report(analysis: PodViewerAnalysis) -> dict:
     if by_host:
         cells = cells.rename(columns={"host": "row"})
     steps = analysis.steps()
+    charts = {"heatmap": _charts.json_item(heatmap_figure(cells, "host" if by_host else "core")),
+              "breakdown": _charts.json_item(breakdown_figure(rows))}
+    if by_host:
+        charts["hosts"] = _charts.json_item(host_figure(analysis.host_breakdown()))
     summary = {
         "steps": int(rows["step"].nunique()), "hosts": len(hosts),
         "cores": int(rows[["host", "core"]].drop_duplicates().shape[0]),
@@ -117,8 +121,7 @@ def report(analysis: PodViewerAnalysis) -> dict:
     }
     return jsonable({
         "summary": summary,
-        "charts": {"heatmap": _charts.json_item(heatmap_figure(cells, summary["by"])),
-                   "breakdown": _charts.json_item(breakdown_figure(rows))},
+        "charts": charts,
         "parts": [{"key": p, "label": XPROF_NAMES[p], "color": PART_COLORS[p]} for p in PARTS],
         "rows": columnar(rows, TABLE_COLUMNS),
     })
@@ -166,6 +169,37 @@ def heatmap_figure(cells: pd.DataFrame, by: str) -> _charts.Figure:
         ("bottleneck", "@bottleneck")]))
     fig.x_grid["attributes"]["grid_line_color"] = None
     fig.y_grid["attributes"]["grid_line_color"] = None
+    return fig
+
+
+def host_figure(hosts: pd.DataFrame) -> _charts.Figure:
+    """Stacked bars, one per host (a rank of a PyTorch run): its average step on its slowest
+    core, split into the parts (ms), so a rank that waits or computes more stands out."""
+    labels = hosts["host"].astype(str).tolist()
+    data: dict[str, Any] = {"y": labels, "steps": hosts["steps"].to_numpy(np.int64),
+                            "bottleneck": hosts["bottleneck"].astype(str).tolist(),
+                            "straggling": hosts["straggling_steps"].to_numpy(np.int64),
+                            "total": hosts["duration_us"].to_numpy(np.float64) / 1000}
+    for part in PARTS:
+        data[part] = hosts[part].to_numpy(np.float64) / 1000
+    source = _charts.source(data)
+    fig = _charts.Figure(title="The average step of each host, on its slowest core",
+                         height=min(640, 110 + 26 * len(labels)), x_label="ms",
+                         tools="xpan,xwheel_zoom,reset,save", y_factors=list(reversed(labels)),
+                         x_range=_charts.model("DataRange1d", start=0), active_scroll=None)
+    bars = [fig.glyph("HBar", source, y=_charts.field("y"), height=0.7,
+                      left=_charts.stack(*PARTS[:k]), right=_charts.stack(*PARTS[:k + 1]),
+                      fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
+                      legend_label=XPROF_NAMES[p])
+            for k, p in enumerate(PARTS)]
+    fig.add_tool(_charts.hover(bars, [
+        ("host", "@y"), ("steps", "@steps"), ("average step", "@total{0.000} ms"),
+        ("bottleneck", "@bottleneck"), ("straggling steps", "@straggling"),
+        *[(XPROF_NAMES[p].lower(), f"@{p}{{0.000}} ms") for p in PARTS]]))
+    fig.y_grid["attributes"]["grid_line_color"] = None
+    fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
+                           click_policy="hide", border_line_color=None)
+    fig.place_legend_above()
     return fig
 
 

@@ -51,6 +51,8 @@ export const CSS = `
 .xw-cmp-badge[data-status="faster"], .xw-cmp-badge[data-status="shrank"] { background: #2e7d32; }
 .xw-cmp-badge[data-status="added"], .xw-cmp-badge[data-status="new"] { background: #6a1b9a; }
 .xw-cmp-badge[data-status="removed"], .xw-cmp-badge[data-status="gone"] { background: #455a64; }
+.xw-cmp-badge[data-status="more"] { background: #ad5f00; }
+.xw-cmp-badge[data-status="fewer"] { background: #00695c; }
 .xw-cmp-up { color: #c62828; }
 .xw-cmp-down { color: #2e7d32; }
 ${TABLE_CSS}

@@ -13,6 +13,7 @@ const STYLE_ID = "xw-compare-style";
 const TABS = [["steps", "Steps"], ["ops", "Ops"], ["memory", "Memory"]];
 const GROUP_LABELS = { op: "op", category: "category", program: "program", framework_op: "framework op" };
 const STATUS_ORDER = ["slower", "faster", "added", "removed", "unchanged"];
+const COUNT_ORDER = ["added", "removed", "more", "fewer", "same"];
 
 function ensureStyle() {
   if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
@@ -142,6 +143,10 @@ export class CompareView {
       this.message(panel, report.ops.error);
       return;
     }
+    if (report.ops.kind === "trace") {
+      this.traceOpsPanel(panel, report);
+      return;
+    }
     const counts = h("span", { className: "xw-cmp-counts" });
     const showCounts = (rows) => {
       const n = Object.fromEntries(STATUS_ORDER.map((s) => [s, 0]));
@@ -183,6 +188,42 @@ export class CompareView {
       h("p", { className: "xw-cmp-note" },
         `Sorted by the size of the change. Unchanged: less than ${Math.round(report.threshold * 100)}% of the op's time `
         + `or ${report.floor_us} µs. Ops are matched by name, or by their HLO where XLA renumbered them (matched by fingerprint).`),
+      table.el);
+  }
+
+  /** Two PyTorch traces: every op and kernel by name in one profiler step of one rank of each
+   * run, as HTA's TraceDiff counts them; the badges count names by how their count changed. */
+  traceOpsPanel(panel, report) {
+    const { rows, scope } = report.ops;
+    const counts = h("span", { className: "xw-cmp-counts" });
+    const table = new DataTable({
+      columns: [
+        { key: "count_change", label: "Runs", align: "left", facet: true, format: badge,
+          title: "How often it ran: added, removed, more, fewer or the same number of times" },
+        { key: "status", label: "Time", align: "left", facet: true, format: badge },
+        { key: "device", label: "Device", align: "left", facet: true },
+        { key: "name", label: "Name", align: "left" },
+        { key: "occurrences_before", label: "Runs before" },
+        { key: "occurrences_after", label: "Runs after" },
+        { key: "time_before_us", label: "Before", format: time },
+        { key: "time_after_us", label: "After", format: time },
+        { key: "change_us", label: "Change", format: (v) => signed(v, time) },
+        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+      ],
+      rows: rowsOf(rows), csvName: "compare_trace_ops.csv", // the kernel's order: largest change first
+      placeholder: "Filter ops and kernels (words in any text column)",
+    });
+    const n = {};
+    for (const row of table.rows) n[row.count_change] = (n[row.count_change] ?? 0) + 1;
+    counts.replaceChildren(...COUNT_ORDER.filter((c) => n[c]).map((c) => h("span", { className: "xw-cmp-badge", dataset: { status: c } }, `${n[c]} ${c}`)));
+    const where = (ranks, steps) => `rank ${ranks.join(", ")}, step ${steps.join(", ")}`;
+    this.el.dataset.opsBy = "trace";
+    panel.append(
+      h("div", { className: "xw-cmp-controls" }, h("span", {}, "Ops and kernels by name"), counts),
+      h("p", { className: "xw-cmp-note" },
+        `${where(scope.ranks_before, scope.steps_before)} of before against ${where(scope.ranks_after, scope.steps_after)} of after: `
+        + "every event of the step by name, its count and total time, as HTA's TraceDiff.compare_traces counts them. "
+        + `Sorted by the size of the change. Time unchanged: less than ${Math.round(report.threshold * 100)}% or ${report.floor_us} µs.`),
       table.el);
   }
 

@@ -89,9 +89,10 @@ export class PodViewerView {
       h("div", { className: "xw-pv-section" }, "Every step of every core"), h("div", { className: "xw-pv-body" }, this.table.el));
     this.el.dataset.by = s.by;
     this.el.dataset.ready = "1";
-    this.views = await drawCharts(this.model, charts, [
-      { key: "heatmap", title: "Step time heatmap", item: r.charts.heatmap },
-      { key: "breakdown", title: "Step breakdown", item: r.charts.breakdown }], this.abort.signal);
+    const items = [{ key: "heatmap", title: "Step time heatmap", item: r.charts.heatmap }];
+    if (r.charts.hosts) items.push({ key: "hosts", title: "Step breakdown by host", item: r.charts.hosts });
+    items.push({ key: "breakdown", title: "Step breakdown", item: r.charts.breakdown });
+    this.views = await drawCharts(this.model, charts, items, this.abort.signal);
     this.el.dataset.charts = String(this.views.length);
   }
 
