@@ -1,0 +1,421 @@
+// The Graph Viewer's controller: controls synced with the kernel's traits (module, op, width,
+// merge_fusions, show_metadata), the neighbourhood on one request channel (newest wins), laid out
+// by dagre and drawn as SVG with pan and zoom (drag, wheel, W/S zoom, A/D pan, F fits), a hover
+// card that a click pins, search, HLO text, and SVG / DOT downloads.
+import { h } from "../lib/dom.js";
+import { emptyState, EMPTY_CSS } from "../lib/empty.js";
+import * as fmt from "../lib/format.js";
+import { isTextField, ownKeys } from "../lib/keys.js";
+import { linkButton } from "../lib/links.js";
+import { RequestError, request } from "../lib/transport.js";
+import { layoutGraph, rowsOf, shareFill } from "./layout.js";
+import { CSS } from "./style.js";
+
+const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata"];
+const SVG_NS = "http://www.w3.org/2000/svg";
+const SEARCH_DELAY_MS = 200;
+const ZOOM_STEP = 1.25;
+const MIN_ZOOM = 0.02;
+const MAX_ZOOM = 8;
+const LINE_H = 14;
+
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function save(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+const fileName = (text) => String(text).replace(/[^\w.-]+/g, "_").slice(0, 80) || "graph";
+
+export class GraphView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.disposed = false;
+    this.graph = null; // {nodes, edges, hlo, layout, module, op}
+    this.view = { x: 0, y: 0, k: 1 };
+    this.pinned = null;
+    el.classList.add("xw-gv");
+    const error = model.get("_error");
+    if (error) {
+      el.replaceChildren(h("style", {}, CSS + EMPTY_CSS), emptyState("No graph", error));
+      el.dataset.ready = "no-graph";
+      return;
+    }
+    this.build();
+    this.onChange = () => this.refresh();
+    for (const t of TRAITS) model.on(`change:${t}`, this.onChange);
+    this.dropKeys = ownKeys(el, (e, target) => this.key(e, target));
+    this.refresh();
+  }
+
+  dispose() {
+    this.disposed = true;
+    clearTimeout(this.searchTimer);
+    if (this.onChange) for (const t of TRAITS) this.model.off(`change:${t}`, this.onChange);
+    this.dropKeys?.();
+  }
+
+  set(changes) {
+    for (const [k, v] of Object.entries(changes)) this.model.set(k, v);
+    this.model.save_changes();
+  }
+
+  // ---- DOM --------------------------------------------------------------------------------
+  build() {
+    const m = this.model;
+    this.moduleBox = h("select", { title: "HLO module", onchange: () => this.pickModule(this.moduleBox.value) },
+      (m.get("_modules") ?? []).map((label) => h("option", { value: label }, label)));
+    this.matches = h("datalist", { id: `xw-gv-ops-${Math.random().toString(36).slice(2)}` });
+    this.searchBox = h("input", {
+      type: "search", placeholder: "find an op (Enter centres on it)", list: this.matches.id,
+      oninput: () => this.searchSoon(), onkeydown: (e) => { if (e.key === "Enter") this.centreOnSearch(); },
+    });
+    this.widthBox = h("input", { type: "number", min: 0, max: 10, step: 1, title: "hops from the op",
+      onchange: () => this.set({ width: Math.max(0, Math.min(10, Number(this.widthBox.value) || 0)) }) });
+    this.mergeBox = h("input", { type: "checkbox", onchange: () => this.set({ merge_fusions: this.mergeBox.checked }) });
+    this.metaBox = h("input", { type: "checkbox", onchange: () => this.set({ show_metadata: this.metaBox.checked }) });
+    this.textPane = h("pre", { className: "xw-gv-text", hidden: true });
+    const bar = h("div", { className: "xw-gv-bar" },
+      h("label", {}, "Module", this.moduleBox), this.searchBox, this.matches,
+      h("label", {}, "Width", this.widthBox),
+      h("label", { title: "a fusion as one node; off: a cluster of its fused computation" }, this.mergeBox, "Merge fusions"),
+      h("label", { title: "op names and source lines in the labels; long HLO text" }, this.metaBox, "Show metadata"),
+      h("button", { type: "button", onclick: () => this.fit(), title: "fit the graph (F)" }, "Fit"),
+      h("button", { type: "button", onclick: () => this.toggleText() }, "HLO text"),
+      h("button", { type: "button", onclick: () => this.saveSvg() }, "SVG"),
+      h("button", { type: "button", onclick: () => this.saveDot() }, "DOT"),
+      h("span", { className: "xw-gv-legend", title: "fill: share of device time" }, "0%", h("span"), "100% of device time"));
+    this.title = h("div", { className: "xw-gv-title" });
+    this.svg = s("svg", { role: "img" });
+    this.scene = s("g");
+    this.svg.append(this.scene);
+    this.stage = h("div", { className: "xw-gv-stage", tabIndex: 0 }, this.svg);
+    this.card = h("div", { className: "xw-gv-card", hidden: true });
+    this.status = h("div", { className: "xw-gv-status" });
+    this.el.replaceChildren(h("style", {}, CSS), bar, this.title, this.stage, this.card, this.textPane, this.status);
+    this.stage.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
+    this.stage.addEventListener("pointerdown", (e) => this.dragStart(e));
+    this.stage.addEventListener("click", (e) => { if (e.target === this.svg && !this.dragged) this.unpin(); });
+    this.syncControls();
+  }
+
+  syncControls() {
+    const m = this.model;
+    this.moduleBox.value = m.get("module");
+    this.widthBox.value = String(m.get("width"));
+    this.mergeBox.checked = Boolean(m.get("merge_fusions"));
+    this.metaBox.checked = Boolean(m.get("show_metadata"));
+  }
+
+  // ---- the graph ----------------------------------------------------------------------------
+  params() {
+    return Object.fromEntries(TRAITS.map((t) => [t, this.model.get(t)]));
+  }
+
+  async refresh() {
+    if (this.disposed) return;
+    this.syncControls();
+    this.el.dataset.ready = "0";
+    this.status.textContent = "Loading…";
+    let answer;
+    try {
+      answer = await request(this.model, "graph", this.params(), {
+        channel: "graph",
+        onBusy: () => { this.status.textContent = "Waiting for the kernel (a cell may be running)…"; },
+      });
+    } catch (error) {
+      this.status.replaceChildren(h("span", { className: "xw-gv-problem" },
+        error instanceof RequestError ? error.message : String(error)));
+      this.el.dataset.ready = "error";
+      return;
+    }
+    if (answer === null || this.disposed) return;
+    const c = answer.content;
+    if (c.problem) {
+      this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, c.problem));
+      this.el.dataset.ready = "problem";
+      return;
+    }
+    const nodes = rowsOf(c.nodes);
+    const edges = rowsOf(c.edges);
+    const started = performance.now();
+    const layout = layoutGraph(nodes, edges, { showMetadata: Boolean(this.model.get("show_metadata")) });
+    this.graph = { nodes, edges, hlo: c.hlo, layout, module: c.module, op: c.op };
+    this.pinned = null;
+    this.card.hidden = true;
+    this.draw();
+    this.fit(true);
+    const shown = layout.nodes.length;
+    this.title.textContent = `${c.op} in ${c.module} (computation ${c.computation}): ${shown} nodes, ` +
+      `${layout.clusters.length} fusion clusters, ${layout.edges.length} edges`;
+    this.status.textContent = `Laid out in ${(performance.now() - started).toFixed(0)} ms. Drag to pan, ` +
+      "wheel or W/S to zoom, A/D to pan, F to fit; hover a node for its numbers, click to pin its card.";
+    if (!this.textPane.hidden) this.loadText();
+    this.el.dataset.ready = "1";
+    this.el.dataset.nodes = String(shown);
+  }
+
+  draw() {
+    const { nodes, edges, layout } = this.graph;
+    const op = this.graph.op;
+    const clusters = layout.clusters.map((c) => {
+      const node = nodes[c.row];
+      const fill = shareFill(node.time_share) ?? "#f5f5f5";
+      return s("g", { class: "xw-gv-cluster", "data-name": node.name },
+        s("rect", { x: c.x - c.width / 2, y: c.y - c.height / 2, width: c.width, height: c.height, rx: 6, fill }),
+        s("text", { x: c.x - c.width / 2 + 6, y: c.y - c.height / 2 + 14 }, `${node.name} (fusion)`));
+    });
+    const lines = layout.edges.map(({ edge, points }) => {
+      const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
+      const end = points[points.length - 1];
+      const prev = points[points.length - 2] ?? end;
+      const angle = Math.atan2(end.y - prev.y, end.x - prev.x);
+      const tip = (a, r) => `${(end.x - r * Math.cos(angle + a)).toFixed(1)},${(end.y - r * Math.sin(angle + a)).toFixed(1)}`;
+      const e = edges[edge];
+      return s("g", { class: "xw-gv-edge" }, s("title", {}, `${e.source} → ${e.target} (operand ${e.operand_index}): ${e.shape}`),
+        s("path", { d }), s("polygon", { points: `${end.x},${end.y} ${tip(0.4, 7)} ${tip(-0.4, 7)}` }));
+    });
+    this.nodeEls = new Map();
+    const boxes = layout.nodes.map((n) => {
+      const node = nodes[n.row];
+      const fill = shareFill(node.time_share);
+      const cls = ["xw-gv-node", fill ? "" : "xw-gv-untimed", node.name === op ? "xw-gv-centre" : ""].filter(Boolean).join(" ");
+      const top = n.y - n.height / 2;
+      const g = s("g", { class: cls, "data-name": node.name },
+        s("rect", { x: n.x - n.width / 2, y: top, width: n.width, height: n.height, rx: 3, fill: fill ?? undefined }),
+        n.lines.map((text, i) => s("text", { x: n.x, y: top + 4 + LINE_H * (i + 0.8), "text-anchor": "middle",
+          class: i === 0 ? "xw-gv-name" : undefined }, text)));
+      g.addEventListener("mouseenter", () => { if (!this.pinned) this.showCard(n.row); });
+      g.addEventListener("mouseleave", (e) => { if (!this.pinned && !this.card.contains(e.relatedTarget)) this.card.hidden = true; });
+      g.addEventListener("click", (e) => { e.stopPropagation(); if (!this.dragged) this.pin(n.row); });
+      this.nodeEls.set(node.name, g);
+      return g;
+    });
+    this.scene.replaceChildren(...clusters, ...lines, ...boxes);
+    this.highlight();
+  }
+
+  // ---- pan and zoom ---------------------------------------------------------------------------
+  apply() {
+    const { x, y, k } = this.view;
+    this.scene.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(4)})`);
+    if (this.pinned !== null) this.placeCard(this.pinned);
+  }
+
+  /** Fits the whole graph; `onOp`: a large graph opens at reading size around the op instead. */
+  fit(onOp = false) {
+    if (!this.graph) return;
+    const { width, height } = this.graph.layout;
+    const W = this.stage.clientWidth || 800;
+    const H = this.stage.clientHeight || 560;
+    const k = Math.min(1, W / Math.max(width, 1), H / Math.max(height, 1));
+    const centre = this.graph.layout.nodes.find((n) => this.graph.nodes[n.row].name === this.graph.op);
+    if (onOp && k < 0.5 && centre) {
+      this.view = { k: 0.8, x: W / 2 - centre.x * 0.8, y: H / 2 - centre.y * 0.8 };
+    } else {
+      this.view = { k, x: (W - width * k) / 2, y: (H - height * k) / 2 };
+    }
+    this.apply();
+  }
+
+  zoomAt(factor, px, py) {
+    const k = Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, this.view.k * factor));
+    const f = k / this.view.k;
+    this.view = { k, x: px - (px - this.view.x) * f, y: py - (py - this.view.y) * f };
+    this.apply();
+  }
+
+  wheel(e) {
+    e.preventDefault();
+    const r = this.stage.getBoundingClientRect();
+    const scale = e.deltaMode === 1 ? 16 : 1;
+    this.zoomAt(Math.exp(-e.deltaY * scale * 0.002), e.clientX - r.left, e.clientY - r.top);
+  }
+
+  dragStart(e) {
+    if (e.button !== 0) return;
+    const start = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y };
+    this.dragged = false;
+    const move = (ev) => {
+      const dx = ev.clientX - start.x;
+      const dy = ev.clientY - start.y;
+      if (!this.dragged && Math.hypot(dx, dy) < 3) return;
+      this.dragged = true;
+      this.stage.classList.add("xw-gv-dragging");
+      this.view = { ...this.view, x: start.vx + dx, y: start.vy + dy };
+      this.apply();
+    };
+    const up = () => {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", up);
+      this.stage.classList.remove("xw-gv-dragging");
+      setTimeout(() => { this.dragged = false; }, 0);
+    };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+  }
+
+  key(e, target) {
+    if (e.type !== "keydown" || isTextField(target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    const W = this.stage.clientWidth || 800;
+    const H = this.stage.clientHeight || 560;
+    const k = e.key.toLowerCase();
+    if (k === "w") this.zoomAt(ZOOM_STEP, W / 2, H / 2);
+    else if (k === "s") this.zoomAt(1 / ZOOM_STEP, W / 2, H / 2);
+    else if (k === "a") { this.view.x += W * 0.1; this.apply(); }
+    else if (k === "d") { this.view.x -= W * 0.1; this.apply(); }
+    else if (k === "f") this.fit();
+    else if (k === "escape") this.unpin();
+    else return;
+    e.preventDefault();
+  }
+
+  // ---- the card -------------------------------------------------------------------------------
+  showCard(row) {
+    const node = this.graph.nodes[row];
+    const num = (v, f) => (v === null || v === undefined || !Number.isFinite(v) ? fmt.DASH : f(v));
+    const rows = [
+      ["opcode", node.opcode], ["shape", node.shape], ["fusion", node.fusion ?? fmt.DASH],
+      ["hops from op", String(node.distance)],
+      ["time", num(node.time_us, fmt.time)], ["share of device time", num(node.time_share, fmt.percent)],
+      ["FLOPs", num(node.flops, (v) => fmt.si(v, "FLOP"))], ["bytes accessed", num(node.bytes_accessed, fmt.bytes)],
+      ["framework op", node.op_name || fmt.DASH], ["source", node.source || fmt.DASH],
+    ];
+    const buttons = [
+      node.name !== this.graph.op && !node.expanded
+        ? h("button", { type: "button", onclick: () => this.set({ op: node.name }) }, "Centre graph here") : null,
+      linkButton(this.model, "trace", node.name, "Trace Viewer"),
+      linkButton(this.model, "op", node.name, "Op Profile"),
+    ];
+    this.card.replaceChildren(h("h4", {}, node.name),
+      h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
+      h("pre", {}, this.graph.hlo[row] ?? ""), h("div", {}, buttons));
+    this.card.hidden = false;
+    this.card.dataset.name = node.name;
+    this.placeCard(row);
+  }
+
+  placeCard(row) {
+    const n = this.graph.layout.nodes.find((b) => b.row === row);
+    if (!n) return;
+    const { x, y, k } = this.view;
+    const left = this.stage.offsetLeft + x + (n.x + n.width / 2) * k + 8;
+    const top = this.stage.offsetTop + y + (n.y - n.height / 2) * k;
+    const maxLeft = this.stage.offsetLeft + this.stage.clientWidth - Math.min(460, this.card.offsetWidth || 300);
+    this.card.style.left = `${Math.max(this.stage.offsetLeft, Math.min(left, maxLeft))}px`;
+    this.card.style.top = `${Math.max(this.stage.offsetTop, top)}px`;
+  }
+
+  pin(row) {
+    if (this.pinned === row) { this.unpin(); return; }
+    this.unpin();
+    this.pinned = row;
+    this.nodeEls.get(this.graph.nodes[row].name)?.classList.add("xw-gv-pinned");
+    this.showCard(row);
+  }
+
+  unpin() {
+    if (this.pinned !== null) this.nodeEls?.get(this.graph.nodes[this.pinned].name)?.classList.remove("xw-gv-pinned");
+    this.pinned = null;
+    this.card.hidden = true;
+  }
+
+  // ---- search and module ----------------------------------------------------------------------
+  highlight() {
+    const text = this.searchBox.value.trim().toLowerCase();
+    let hits = 0;
+    for (const [name, g] of this.nodeEls ?? []) {
+      const hit = text !== "" && name.toLowerCase().includes(text);
+      g.classList.toggle("xw-gv-match", hit);
+      hits += hit;
+    }
+    return hits;
+  }
+
+  searchSoon() {
+    this.highlight();
+    clearTimeout(this.searchTimer);
+    this.searchTimer = setTimeout(async () => {
+      const text = this.searchBox.value.trim();
+      if (!text) return;
+      try {
+        const answer = await request(this.model, "search", { module: this.model.get("module"), text }, { channel: "search" });
+        if (answer === null || this.disposed) return;
+        this.matches.replaceChildren(...answer.content.names.map((n) => h("option", { value: n })));
+      } catch (error) {
+        this.status.textContent = error.message;
+      }
+    }, SEARCH_DELAY_MS);
+  }
+
+  async centreOnSearch() {
+    const text = this.searchBox.value.trim();
+    if (!text) return;
+    const answer = await request(this.model, "search", { module: this.model.get("module"), text }, { channel: "search" });
+    if (answer === null || this.disposed) return;
+    const names = answer.content.names;
+    if (names.includes(text)) this.set({ op: text });
+    else if (names.length === 1) this.set({ op: names[0] });
+    else this.status.textContent = names.length ? `${names.length}+ ops match "${text}": pick one from the list.`
+      : `No op of ${this.model.get("module")} is named like "${text}".`;
+  }
+
+  async pickModule(label) {
+    const answer = await request(this.model, "default_op", { module: label }, { channel: "module" });
+    if (answer === null || this.disposed) return;
+    this.set({ module: label, op: answer.content.op });
+  }
+
+  // ---- texts and downloads --------------------------------------------------------------------
+  graphParams() {
+    const p = this.params();
+    return { module: p.module, op: p.op, width: p.width, merge_fusions: p.merge_fusions };
+  }
+
+  toggleText() {
+    this.textPane.hidden = !this.textPane.hidden;
+    if (!this.textPane.hidden) this.loadText();
+  }
+
+  async loadText() {
+    const answer = await request(this.model, "text", { ...this.graphParams(), long: Boolean(this.model.get("show_metadata")) },
+      { channel: "text" });
+    if (answer === null || this.disposed) return;
+    this.textPane.textContent = answer.content.text;
+  }
+
+  async saveDot() {
+    const answer = await request(this.model, "dot", this.graphParams(), { channel: "dot" });
+    if (answer !== null) save(`${fileName(this.model.get("op"))}.dot`, answer.content.dot, "text/vnd.graphviz");
+  }
+
+  saveSvg() {
+    if (!this.graph) return;
+    const { width, height } = this.graph.layout;
+    const copy = this.svg.cloneNode(true);
+    copy.setAttribute("xmlns", SVG_NS);
+    copy.setAttribute("viewBox", `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`);
+    copy.setAttribute("width", String(Math.ceil(width)));
+    copy.setAttribute("height", String(Math.ceil(height)));
+    copy.firstChild.removeAttribute("transform");
+    copy.prepend(s("style", {}, `text { font: 11px sans-serif; fill: #222; } .xw-gv-name { font-weight: 600; }
+      .xw-gv-node rect { stroke: #999; } .xw-gv-untimed rect { fill: #eee; } .xw-gv-centre rect { stroke: #b71c1c; stroke-width: 3; }
+      .xw-gv-cluster rect { fill-opacity: .35; stroke: #999; stroke-dasharray: 3 2; } .xw-gv-edge path { fill: none; stroke: #666; }
+      .xw-gv-edge polygon { fill: #666; }`));
+    save(`${fileName(this.model.get("op"))}.svg`, new XMLSerializer().serializeToString(copy), "image/svg+xml");
+  }
+}

@@ -1,0 +1,40 @@
+// The Graph Viewer's layout: operands above users, fusion bodies inside their clusters.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { cut, layoutGraph, rowsOf, shareFill } from "../src/graph_viewer/layout.js";
+
+const NODES = rowsOf({
+  name: ["p0", "fusion.1", "param_0.1", "exp.1", "add.2"],
+  opcode: ["parameter", "fusion", "parameter", "exponential", "add"],
+  shape: ["f32[8]", "f32[8]", "f32[8]", "f32[8]", "f32[8]"],
+  fusion: [null, null, "fusion.1", "fusion.1", null],
+  expanded: [false, true, false, false, false],
+  time_share: [null, 0.5, null, null, 0.01],
+});
+const EDGES = rowsOf({ source: ["p0", "param_0.1", "exp.1"], target: ["param_0.1", "exp.1", "add.2"],
+  operand_index: [0, 0, 0], shape: ["f32[8]", "f32[8]", "f32[8]"] });
+
+test("operands sit above their users and fused instructions inside their fusion's cluster", () => {
+  const out = layoutGraph(NODES, EDGES);
+  const at = Object.fromEntries(out.nodes.map((n) => [NODES[n.row].name, n]));
+  assert.deepEqual(Object.keys(at).sort(), ["add.2", "exp.1", "p0", "param_0.1"]);
+  assert.ok(at.p0.y < at["param_0.1"].y && at["param_0.1"].y < at["exp.1"].y && at["exp.1"].y < at["add.2"].y);
+  assert.equal(out.clusters.length, 1);
+  const c = out.clusters[0];
+  assert.equal(NODES[c.row].name, "fusion.1");
+  for (const name of ["param_0.1", "exp.1"]) {
+    const n = at[name];
+    assert.ok(Math.abs(n.x - c.x) <= (c.width - n.width) / 2 + 0.5, name);
+    assert.ok(Math.abs(n.y - c.y) <= (c.height - n.height) / 2 + 0.5, name);
+  }
+  assert.ok(at["add.2"].y - at["add.2"].height / 2 >= c.y + c.height / 2, "add.2 lies below the cluster");
+  assert.equal(out.edges.length, 3);
+  assert.ok(out.width > 0 && out.height > 0);
+});
+
+test("fills go from white to red by share; untimed nodes get none", () => {
+  assert.equal(shareFill(0), "#ffffff");
+  assert.equal(shareFill(1), "#ff0000");
+  assert.equal(shareFill(null), null);
+  assert.equal(cut("abcdef", 4), "abc…");
+});
