@@ -1,5 +1,6 @@
 """xw.compare in JupyterLab and Notebook 7: the summary, the steps, ops and memory tabs, and the
-two Trace Viewers aligned on a step, moving together."""
+two Trace Viewers aligned on a step, moving together; two PyTorch traces, whose Ops tab is the
+trace diff HTA's TraceDiff makes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import harness
 import pytest
 
 PAIRS = harness.REPO / "tests" / "data" / "compare"
+HTA_DIFF = harness.REPO / "tests" / "data" / "public" / "hta" / "trace_diff"
 READY = ".xw-compare[data-ready='1']"
 TRACES_READY = ("() => document.querySelectorAll(\".xw-trace-viewer[data-ready='1']\").length "
                 "=== 2")
@@ -19,9 +21,9 @@ def windows(page) -> list[tuple[float, float]]:
         "() => [...document.querySelectorAll('.xw-trace-viewer')].map((e) => e.dataset.window)")]
 
 
-def open_comparison(app, name: str, before: str, after: str):
-    cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(PAIRS / before)!r}, "
-             f"{str(PAIRS / after)!r})\ncmp")]
+def open_comparison(app, name: str, before: str, after: str, where=PAIRS):
+    cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(where / before)!r}, "
+             f"{str(where / after)!r})\ncmp")]
     page = app.open_and_run(app.notebook(f"{name}.ipynb", cells))
     app.wait_ready(page, READY)
     page.wait_for_function(TRACES_READY, timeout=60_000)
@@ -149,3 +151,37 @@ def test_a_run_without_steps_says_so_in_the_steps_tab(lab):
     assert "not aligned" in page.locator(".xw-cmp-traces").inner_text()
     page.locator(".xw-cmp-tabs button[data-tab='ops']").click()
     assert "removed" in page.locator(".xw-cmp-counts").inner_text()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
+def test_two_pytorch_traces(request, app_name):
+    app = request.getfixturevalue(app_name)
+    page, widget = open_comparison(app, f"compare_kineto_{app_name}", "control", "test",
+                                   where=HTA_DIFF)
+    summary = widget.locator(".xw-cmp-summary").inner_text()
+    assert summary == kernel(page, "cmp.summary()")
+    assert ("Ops and kernels (rank 3 step 1009 against rank 1 step 1009), by how often they ran: "
+            "32 added, 138 removed, 35 more, 65 fewer, 162 same") in summary
+    wait_chart(page)
+    assert widget.locator("[data-panel='steps'] .xw-dt").get_attribute("data-rows") == "6"
+
+    widget.locator(".xw-cmp-tabs button[data-tab='ops']").click()
+    assert widget.get_attribute("data-ops-by") == "trace"
+    panel = widget.locator("[data-panel='ops']")
+    assert panel.locator(".xw-cmp-counts").inner_text().split() == [
+        "32", "added", "138", "removed", "35", "more", "65", "fewer", "162", "same"]
+    assert "rank 3, step 1009 of before against rank 1, step 1009 of after" in panel.inner_text()
+    table = panel.locator(".xw-dt")
+    assert table.get_attribute("data-rows") == str(kernel(page, "len(cmp.trace_diff())"))
+    first = table.locator("tbody tr").first.locator("td")
+    expected = kernel(page, "cmp.trace_diff().iloc[0][['count_change', 'status', 'device', "
+                            "'name']].tolist()")
+    assert [first.nth(k).inner_text() for k in range(4)] == expected
+    table.locator("select[data-facet='device']").select_option("gpu")
+    gpu = kernel(page, "int((cmp.trace_diff()['device'] == 'gpu').sum())")
+    page.wait_for_function("(n) => document.querySelector(\"[data-panel='ops'] .xw-dt\")"
+                           ".dataset.rows === String(n)", arg=gpu, timeout=5_000)
+    table.locator("select[data-facet='device']").select_option("")
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    harness.screenshot(widget, f"compare_kineto_ops_{app_name}")
