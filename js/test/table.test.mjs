@@ -1,7 +1,7 @@
 // The shared table's pure parts: ordering, filtering, CSV text, default cell text.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { compareValues, defaultFormat, filterRows, rowsOf, sortRows, toCsv } from "../src/lib/table.js";
+import { compareValues, defaultFormat, elideMiddle, filterRows, rowsOf, sortRows, toCsv } from "../src/lib/table.js";
 
 const ROWS = [
   { name: "fusion.1", type: "fusion", time: 5, note: null },
@@ -57,4 +57,16 @@ test("default cell text", () => {
   assert.equal(defaultFormat(null), "—");
   assert.equal(defaultFormat(false), "no");
   assert.equal(defaultFormat("x"), "x");
+});
+
+test("long names lose their middle, keep both ends, and come to exactly the limit", () => {
+  const name = "tf_XLAEigen/-8948125363327474542";
+  assert.equal(elideMiddle(name, 100), name);
+  assert.equal(elideMiddle(name, name.length), name);
+  const cut = elideMiddle(name, 17);
+  assert.equal(cut, "tf_XLAEi…27474542");
+  assert.equal([...cut].length, 17);
+  assert.ok(cut.startsWith("tf_XLA") && cut.endsWith("4542"));
+  assert.equal([...elideMiddle("é".repeat(80))].length, 64, "the default limit, by characters");
+  assert.equal(elideMiddle(12345, 3), "1…5", "numbers as text");
 });

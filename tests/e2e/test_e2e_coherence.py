@@ -96,16 +96,17 @@ def pin_an_op(page, suite) -> None:
         assert not intersects(box, view.locator(other).bounding_box()), other
 
 
-def check_tab(page, app, suite, key: str, title: str, dark: bool) -> list[str]:
-    """One tab's checks; returns what was found wrong (asserted together by the caller)."""
+def check_tab(page, app, suite, profile: str, key: str, title: str, dark: bool) -> list[str]:
+    """One tab's checks; returns what was found wrong (asserted together by the caller). The
+    card is pinned in the dark pass (the first: a second click would unpin it)."""
     suite.locator(":scope > .lm-TabBar .lm-TabBar-tab", has_text=title).first.click()
     wait_drawn(page, suite)
     shown = suite.locator(SHOWN).first
     problems = [f"{title}: header cut: {cut}"
                 for cut in page.evaluate(CUT_HEADERS, shown.element_handle())]
-    if key == "op":
+    if key == "op" and dark:
         pin_an_op(page, suite)
-    name = f"coherence_{app.server.app}_{key}_{'dark' if dark else 'light'}"
+    name = f"coherence_{app.server.app}_{profile}_{key}_{'dark' if dark else 'light'}"
     png = shown.screenshot()
     harness.screenshot(shown, name)
     if dark:
@@ -156,17 +157,21 @@ def test_every_tab_fits_and_follows_the_theme(app_fixture, request):
             assert not cut, f"tab titles cut or off the bar: {cut}"
             harness.screenshot(suite.locator(":scope > .lm-TabBar"), f"coherence_{app.server.app}_tabs_{profile}")
             for key, title in tabs:
-                problems += [f"{profile}: {p}" for p in check_tab(page, app, suite, key, title, dark=True)]
+                problems += [f"{profile}: {p}" for p in check_tab(page, app, suite, profile, key, title, dark=True)]
         assert not problems, "\n".join(problems)
 
-        # Switched to light while open: the charts follow (a BokehJS plot is repainted light).
+        # Switched to light while open: every tab again (screenshots), and the charts follow (a
+        # BokehJS plot drawn dark is repainted light).
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
                       "{theme: 'JupyterLab Light'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
-        suite = page.locator(".xw-suite-tabs").nth(1)
+        for index, profile in enumerate(PROFILES):
+            suite = page.locator(".xw-suite-tabs").nth(index)
+            for key, title in tabs_of(page, profile):
+                problems += [f"{profile}: {p}" for p in check_tab(page, app, suite, profile, key, title, dark=False)]
+        assert not problems, "\n".join(problems)
         suite.locator(":scope > .lm-TabBar .lm-TabBar-tab", has_text="Op Profile").first.click()
         wait_drawn(page, suite)
-        page.wait_for_timeout(800)
         roofline = suite.locator(f"{SHOWN} .xw-op-roofline").first
         png = roofline.screenshot()
         harness.screenshot(roofline, f"coherence_{app.server.app}_roofline_light")
