@@ -32,9 +32,11 @@ test("operands sit above their users and fused instructions inside their fusion'
   assert.ok(out.width > 0 && out.height > 0);
 });
 
-test("fills go from white to red by share; untimed nodes get none", () => {
+test("fills go from the background to red by share; untimed nodes get none", () => {
   assert.equal(shareFill(0), "#ffffff");
   assert.equal(shareFill(1), "#ff0000");
+  assert.equal(shareFill(0, "#111111"), "#111111");
+  assert.equal(shareFill(0.25, "rgb(0, 0, 0)"), "#800000");
   assert.equal(shareFill(null), null);
   assert.equal(cut("abcdef", 4), "abc…");
 });

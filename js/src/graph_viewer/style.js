@@ -18,10 +18,9 @@ export const CSS = `
 .xw-gv-stage.xw-gv-dragging { cursor: grabbing; }
 .xw-gv-stage svg { display: block; width: 100%; height: 100%; user-select: none; }
 .xw-gv-node rect { stroke: var(--xw-border1); stroke-width: 1; }
-.xw-gv-node text { font-size: 11px; fill: #222; }
+.xw-gv-node text { font-size: 11px; fill: var(--xw-fg); }
 .xw-gv-node text.xw-gv-name { font-weight: 600; }
 .xw-gv-node.xw-gv-untimed rect { fill: var(--xw-panel2); }
-.xw-gv-node.xw-gv-untimed text { fill: var(--xw-fg); }
 .xw-gv-node.xw-gv-centre rect { stroke: #b71c1c; stroke-width: 3; }
 .xw-gv-node.xw-gv-match rect { stroke: var(--xw-accent); stroke-width: 3; }
 .xw-gv-node.xw-gv-pinned rect { stroke: var(--xw-accent); stroke-dasharray: 4 2; stroke-width: 2; }
@@ -45,5 +44,5 @@ export const CSS = `
 .xw-gv-problem { color: var(--xw-error); }
 .xw-gv-legend { display: inline-flex; align-items: center; gap: 4px; color: var(--xw-fg2); }
 .xw-gv-legend span { display: inline-block; width: 60px; height: 10px; border: 1px solid var(--xw-border1);
-  background: linear-gradient(to right, #fff, #f00); }
+  background: linear-gradient(to right, var(--xw-bg), #f00); }
 ${LINK_CSS}`;

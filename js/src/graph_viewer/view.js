@@ -7,6 +7,7 @@ import { emptyState, EMPTY_CSS } from "../lib/empty.js";
 import * as fmt from "../lib/format.js";
 import { isTextField, ownKeys } from "../lib/keys.js";
 import { linkButton } from "../lib/links.js";
+import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
 import { layoutGraph, rowsOf, shareFill } from "./layout.js";
 import { CSS } from "./style.js";
@@ -18,6 +19,7 @@ const ZOOM_STEP = 1.25;
 const MIN_ZOOM = 0.02;
 const MAX_ZOOM = 8;
 const LINE_H = 14;
+const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its first node
 
 function s(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -59,6 +61,7 @@ export class GraphView {
     this.onChange = () => this.refresh();
     for (const t of TRAITS) model.on(`change:${t}`, this.onChange);
     this.dropKeys = ownKeys(el, (e, target) => this.key(e, target));
+    this.dropTheme = onThemeChange(() => { if (this.graph) this.draw(); });
     this.refresh();
   }
 
@@ -67,6 +70,7 @@ export class GraphView {
     clearTimeout(this.searchTimer);
     if (this.onChange) for (const t of TRAITS) this.model.off(`change:${t}`, this.onChange);
     this.dropKeys?.();
+    this.dropTheme?.();
   }
 
   set(changes) {
@@ -172,12 +176,15 @@ export class GraphView {
   draw() {
     const { nodes, edges, layout } = this.graph;
     const op = this.graph.op;
+    const base = palette(this.el).bg;
+    const fillOf = (share) => shareFill(share, base);
     const clusters = layout.clusters.map((c) => {
       const node = nodes[c.row];
-      const fill = shareFill(node.time_share) ?? "#f5f5f5";
+      const fill = fillOf(node.time_share) ?? "none";
       return s("g", { class: "xw-gv-cluster", "data-name": node.name },
-        s("rect", { x: c.x - c.width / 2, y: c.y - c.height / 2, width: c.width, height: c.height, rx: 6, fill }),
-        s("text", { x: c.x - c.width / 2 + 6, y: c.y - c.height / 2 + 14 }, `${node.name} (fusion)`));
+        s("rect", { x: c.x - c.width / 2, y: c.y - c.height / 2 - LABEL_ROOM, width: c.width,
+          height: c.height + LABEL_ROOM, rx: 6, fill }),
+        s("text", { x: c.x - c.width / 2 + 6, y: c.y - c.height / 2 - 4 }, `${node.name} (fusion)`));
     });
     const lines = layout.edges.map(({ edge, points }) => {
       const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
@@ -192,7 +199,7 @@ export class GraphView {
     this.nodeEls = new Map();
     const boxes = layout.nodes.map((n) => {
       const node = nodes[n.row];
-      const fill = shareFill(node.time_share);
+      const fill = fillOf(node.time_share);
       const cls = ["xw-gv-node", fill ? "" : "xw-gv-untimed", node.name === op ? "xw-gv-centre" : ""].filter(Boolean).join(" ");
       const top = n.y - n.height / 2;
       const g = s("g", { class: cls, "data-name": node.name },
@@ -309,14 +316,18 @@ export class GraphView {
     this.placeCard(row);
   }
 
+  /** The card beside its node (right of it, else left of it), never over it. */
   placeCard(row) {
     const n = this.graph.layout.nodes.find((b) => b.row === row);
     if (!n) return;
     const { x, y, k } = this.view;
-    const left = this.stage.offsetLeft + x + (n.x + n.width / 2) * k + 8;
+    const stageLeft = this.stage.offsetLeft;
+    const cardW = Math.min(460, this.card.offsetWidth || 300);
+    const right = stageLeft + x + (n.x + n.width / 2) * k + 8;
+    const left = stageLeft + x + (n.x - n.width / 2) * k - 8 - cardW;
+    const fits = right + cardW <= stageLeft + this.stage.clientWidth;
     const top = this.stage.offsetTop + y + (n.y - n.height / 2) * k;
-    const maxLeft = this.stage.offsetLeft + this.stage.clientWidth - Math.min(460, this.card.offsetWidth || 300);
-    this.card.style.left = `${Math.max(this.stage.offsetLeft, Math.min(left, maxLeft))}px`;
+    this.card.style.left = `${Math.max(0, fits || left < 0 ? right : left)}px`;
     this.card.style.top = `${Math.max(this.stage.offsetTop, top)}px`;
   }
 
@@ -363,9 +374,10 @@ export class GraphView {
   }
 
   async centreOnSearch() {
+    clearTimeout(this.searchTimer);
     const text = this.searchBox.value.trim();
     if (!text) return;
-    const answer = await request(this.model, "search", { module: this.model.get("module"), text }, { channel: "search" });
+    const answer = await request(this.model, "search", { module: this.model.get("module"), text }, { channel: "centre" });
     if (answer === null || this.disposed) return;
     const names = answer.content.names;
     if (names.includes(text)) this.set({ op: text });
