@@ -60,8 +60,8 @@ test("a PyTorch trace's extra columns follow the shared ones, and its card lists
   buffers.push(...extraCodes.map((c) => bytes(Int32Array.from(c))));
   const texts = { activity: ["allocation", "deallocation"], op_name: ["", "aten::mm"], region_type: [""],
     data_type: [""], shape: [""], cpu_op: ["", "aten::mm"], thread: ["thread 1 (python)"] };
-  const s = decodeSnapshots(buffers, texts, { floats: ["reserved", "address"], texts: ["cpu_op", "thread"] });
-  assert.deepEqual(Array.from(s.reserved), [4, 4]);
+  const s = decodeSnapshots(buffers, texts, { floats: ["reserved_bytes", "address"], texts: ["cpu_op", "thread"] });
+  assert.deepEqual(Array.from(s.reserved_bytes), [4, 4]);
   assert.deepEqual(s.cpu_op, ["aten::mm", ""]);
   const rows = Object.fromEntries(snapshotRows(s, 1, 1 << 20, "kineto"));
   assert.equal(rows.Event, "free");
