@@ -1,0 +1,181 @@
+"""The Graph Viewer's neighbourhood walk, fusion clusters, texts and widget.
+
+The walk is XLA's (`MakeNodeRadiusAroundFilter`), checked here on small hand-made modules; the
+differential test (tests/differential/test_graph_viewer_parity.py) compares it with XProf live.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xprof_widgets as xw
+from xprof_widgets import tools
+from xprof_widgets.analysis import graph
+from xprof_widgets.analysis.op_profile import analyze_op_profile
+from xprof_widgets.errors import ProfileError
+from xprof_widgets.profile.schema import HloProto
+from xprof_widgets.widgets._base import STATIC_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+TPU = ROOT / "tests/data/tpu_v6e_inference.xplane.pb"
+TF_CPU = ROOT / "tests/data/tf_keras_cpu_fast.xplane.pb"
+
+
+@pytest.fixture(autouse=True)
+def bundle(monkeypatch):
+    if not (STATIC_DIR / "graph_viewer.js").exists():
+        from xprof_widgets.widgets import graph_viewer
+
+        monkeypatch.setattr(graph_viewer.GraphViewer, "_esm", "export default {}")
+
+
+def module_of(entry: list[tuple], fused: dict[str, list[tuple]] | None = None
+              ) -> graph.ModuleGraph:
+    """A module from (name, opcode, operand names[, fused computation]) rows; the last row of a
+    computation is its root. Fused computations' parameters take their number from the order."""
+    proto = HloProto()
+    module = proto.hlo_module
+    module.name = "m"
+    ids: dict[str, int] = {}
+    comp_ids: dict[str, int] = {}
+    for c, (comp_name, rows) in enumerate([*(fused or {}).items(), ("main", entry)], start=1):
+        comp = module.computations.add(name=comp_name, id=c)
+        comp_ids[comp_name] = c
+        params = 0
+        for row in rows:
+            name, opcode, operands = row[:3]
+            ins = comp.instructions.add(name=name, opcode=opcode, id=len(ids) + 1)
+            ids[name] = ins.id
+            ins.shape.element_type = 11  # f32
+            ins.shape.dimensions.append(8)
+            ins.operand_ids.extend(ids[o] for o in operands)
+            if opcode == "parameter":
+                ins.parameter_number = params
+                params += 1
+            if len(row) > 3:
+                ins.called_computation_ids.append(comp_ids[row[3]])
+                ins.fusion_kind = "kLoop"
+        comp.root_id = ids[rows[-1][0]]
+    module.entry_computation_id = comp_ids["main"]
+    data = proto.SerializeToString()
+    return graph.ModuleGraph(HloProto.FromString(data), data, 7, "m(7)")
+
+
+def distances(g: graph.ModuleGraph, op: str, width: int, merge: bool = True) -> dict[str, int]:
+    nodes = graph.Neighbourhood(g, op, width, merge).nodes()
+    return dict(zip(nodes["name"], nodes["distance"].tolist(), strict=True))
+
+
+def test_the_walk_follows_operands_and_users_width_hops():
+    g = module_of([("p", "parameter", []), ("a", "negate", ["p"]), ("b", "exponential", ["a"]),
+                   ("c", "log", ["b"]), ("d", "add", ["c", "c"])])
+    assert distances(g, "b", 1) == {"a": 1, "b": 0, "c": 1}
+    assert distances(g, "b", 2) == {"p": 2, "a": 1, "b": 0, "c": 1, "d": 2}
+    assert distances(g, "b", 0) == {"b": 0}
+
+
+def test_a_bitcast_costs_no_hop():
+    """Into or out of a bitcast, as operand or as the op walked from: no hop."""
+    g = module_of([("p", "parameter", []), ("a", "negate", ["p"]), ("bc", "bitcast", ["a"]),
+                   ("b", "exponential", ["bc"])])
+    assert distances(g, "b", 1) == {"p": 1, "a": 0, "bc": 0, "b": 0}
+
+
+def test_tuples_constants_and_busy_ops_stop_the_walk():
+    users = [(f"u{i}", "negate", ["busy"]) for i in range(17)]
+    g = module_of([("k", "constant", []), ("x", "add", ["k", "k"]), ("y", "multiply", ["k", "x"]),
+                   ("busy", "negate", ["y"]), *users,
+                   ("t", "tuple", ["x", "y"]), ("after", "get-tuple-element", ["t"])])
+    # A constant's users are not walked to: from k only k itself.
+    assert distances(g, "k", 3) == {"k": 0}
+    # The tuple (not the op) is not walked into: from `after`, t but not its operands.
+    assert distances(g, "after", 3) == {"t": 1, "after": 0}
+    # The op's own tuple is walked into.
+    assert set(distances(g, "t", 1)) == {"x", "y", "t", "after"}
+    # More than 16 users: none walked to.
+    assert distances(g, "busy", 1) == {"y": 1, "busy": 0}
+    assert len(distances(g, "busy", 1)) == 2 and len(users) > graph.MAX_USERS_WALKED
+
+
+FUSED = {"fused_computation": [("param_0", "parameter", []), ("param_1", "parameter", []),
+                               ("mul", "multiply", ["param_0", "param_1"]),
+                               ("neg", "negate", ["mul"])]}
+ENTRY = [("p", "parameter", []), ("q", "parameter", []), ("a", "exponential", ["p"]),
+         ("f", "fusion", ["a", "q"], "fused_computation"), ("out", "log", ["f"])]
+
+
+def test_expanded_fusion_is_a_cluster_wired_through_its_parameters_and_root():
+    g = module_of(ENTRY, FUSED)
+    nb = graph.Neighbourhood(g, "f", 1, merge_fusions=False)
+    nodes = nb.nodes().set_index("name")
+    assert nodes.loc["f", "expanded"] and nodes.loc["f", "fusion"] is None
+    assert nodes.loc[["param_0", "param_1", "mul", "neg"], "fusion"].tolist() == ["f"] * 4
+    edges = {tuple(r) for r in nb.edges()[["source", "target", "operand_index"]].to_numpy()}
+    assert edges == {("a", "param_0", 0), ("q", "param_1", 1), ("param_0", "mul", 0),
+                     ("param_1", "mul", 1), ("mul", "neg", 0), ("neg", "out", 0)}
+    merged = graph.Neighbourhood(g, "f", 1, merge_fusions=True)
+    assert set(merged.nodes()["name"]) == {"a", "q", "f", "out"}
+    assert {tuple(r) for r in merged.edges()[["source", "target"]].to_numpy()} == {
+        ("a", "f"), ("q", "f"), ("f", "out")}
+
+
+def test_a_fusion_at_the_edge_stays_merged():
+    """A fusion whose operands are not all shown is not expanded (as XLA draws it)."""
+    g = module_of(ENTRY, FUSED)
+    nodes = graph.Neighbourhood(g, "out", 1, merge_fusions=False).nodes().set_index("name")
+    assert not nodes.loc["f", "expanded"] and "mul" not in nodes.index
+    nodes = graph.Neighbourhood(g, "out", 2, merge_fusions=False).nodes().set_index("name")
+    assert nodes.loc["f", "expanded"] and nodes.loc["neg", "fusion"] == "f"
+
+
+def test_texts_name_the_clusters_and_the_root():
+    g = module_of(ENTRY, FUSED)
+    nb = graph.Neighbourhood(g, "f", 1, merge_fusions=False)
+    dot = nb.to_dot()
+    assert 'subgraph "cluster_f"' in dot and '"neg" -> "out"' in dot and dot.startswith("digraph")
+    text = nb.hlo_text()
+    assert "%fused_computation {" in text and "ROOT %neg = f32[8] negate(f32[8] %mul)" in text
+    assert "%f = f32[8] fusion(f32[8] %a, f32[8] %q), kind=kLoop, calls=%fused_computation" in text
+    with pytest.raises(ProfileError, match="no instruction named 'nope'"):
+        graph.Neighbourhood(g, "nope", 1)
+
+
+def test_numbers_are_the_op_profiles():
+    profile = xw.open_profile(str(TPU))
+    nb = graph.neighbourhood(profile, "broadcast_add_fusion.2", width=2)
+    assert nb.graph.label == "jit_f(12190760917235803885)"
+    ops = analyze_op_profile(profile).ops
+    row = ops[ops["name"] == "broadcast_add_fusion.2"].iloc[0]
+    node = nb.nodes().set_index("name").loc["broadcast_add_fusion.2"]
+    assert node["time_us"] == row["time_us"] and node["flops"] == row["flops"]
+    assert node["bytes_accessed"] == row["bytes_accessed"]
+    assert np.isclose(node["time_share"], row["time_ps"] / analyze_op_profile(profile).total_time_ps)
+    assert node["source"].endswith("host_offload_stress_test.py:29")
+
+
+def test_widget_on_the_tpu_fixture():
+    g = xw.GraphViewer(str(TPU))
+    assert g.module == "jit_f(12190760917235803885)" and g.op  # the busiest module and op
+    g.show("copy-done.1")
+    assert g.op == "copy-done.1"
+    answer = g._graph(g.module, "broadcast_add_fusion.2", 2, False, True)
+    assert "broadcast_add_fusion.2" in answer["nodes"]["name"]
+    assert len(answer["hlo"]) == len(answer["nodes"]["name"])
+    assert set(answer["edges"]) == {"source", "target", "operand_index", "shape"}
+    assert "problem" in g._graph(g.module, "nope", 2, True, False)
+    assert g._search(g.module, "COPY-DONE.1")["names"][0] == "copy-done.1"
+    assert g._text(g.module, "copy-done.1", 1, True, False)["text"].startswith("%")
+    g.width = 99
+    assert g.width == 10
+
+
+def test_no_hlo_no_graph_and_no_tab():
+    g = xw.GraphViewer(str(TF_CPU))
+    assert "no HLO protos" in g._error
+    with pytest.raises(ProfileError):
+        g.nodes()
+    assert "graph" not in [t.key for t in tools.offered(xw.open_profile(str(TF_CPU)))]
+    assert "graph" in [t.key for t in tools.offered(xw.open_profile(str(TPU)))]
