@@ -2,7 +2,9 @@
 hovering the timeline fills the snapshot card; the allocator picker and the Python traits switch
 allocators both ways; free memory starts hidden where it dwarfs the rest; a profile without
 allocator events says where they come from; in the suite, a click on the timeline shows that
-moment in the Trace Viewer."""
+moment in the Trace Viewer. PyTorch profiler traces (`[memory]` events): a CUDA device's
+allocated and reserved bytes and each allocation live at its peak, and a CPU trace in
+Notebook 7."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ DATA = harness.REPO / "tests" / "data"
 TPU = DATA / "tpu_v6e_inference.xplane.pb"
 TF = DATA / "tf_keras_cpu_slow_map.xplane.pb"
 GPU = DATA / "synthetic_gpu_allocator.xplane.pb"
+TORCH_CUDA = DATA / "public" / "hta" / "df_index_resolver" / "df_index_resolver.json.gz"
+TORCH_CPU = DATA / "torch_hta" / "rank-0.json.gz"
 READY = ".xw-mp[data-ready='1']"
 
 # Page coordinates of time `ms` (the x of the data) at height fraction `f` of the plot frame.
@@ -164,3 +168,55 @@ def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
         "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
         "['name'])))"))
     assert "ExecutorState::Process" in selected  # TensorFlow's executor, on the allocating thread
+
+
+@pytest.mark.e2e
+def test_memory_profile_pytorch_cuda_trace(lab):
+    page, widget = open_profile(lab, "memory_profile_torch_cuda", repr(str(TORCH_CUDA)))
+    assert widget.get_attribute("data-memory") == "cuda:1"  # the accelerator before the CPU
+    assert widget.locator("select").nth(1).locator("option").all_inner_texts() == ["cuda:1", "cpu"]
+    summary = widget.locator(".xw-mp-summary").inner_text()
+    assert "Peak allocated\n6.17 GiB" in summary and "Reserved at the peak\n11.90 GiB" in summary
+    assert "725 allocations" in summary and "Fragmentation" not in summary
+    assert page.evaluate(SOURCE, "free_visible") is True  # reserved, not allocated: drawn
+    assert len(page.evaluate(SOURCE, "x")) == 4000  # 26,770 snapshots, the view's reduction
+    assert "26,770 snapshots, 4,000 drawn" in widget.locator(".xw-mp-note").inner_text()
+    table = widget.locator(".xw-dt")
+    assert table.get_attribute("data-rows") == "726"  # 725 allocations + what predates the trace
+    rows = table.locator("tbody tr")
+    assert rows.first.inner_text().startswith("allocated before the trace\t3.82 GiB")
+    second = rows.nth(1).inner_text()
+    assert second.startswith("aten::mm\t94.00 MiB\t0x7f41") and "thread 785244" in second
+    table.locator("input.xw-dt-filter").fill("before the trace")
+    assert table.get_attribute("data-rows") == "1"
+    table.locator("input.xw-dt-filter").fill("")
+    # The card starts at the peak: the allocation that made it, by aten::empty.
+    card = widget.locator(".xw-mp-card")
+    text = card.inner_text()
+    assert "Allocated by\naten::empty" in text and "Reserved\n11.90 GiB" in text
+    times = page.evaluate(SOURCE, "x")
+    hover_at(page, (times[5] + times[6]) / 2)
+    page.wait_for_function("() => document.querySelector('.xw-mp-card').dataset.snapshot === '5'",
+                           timeout=10_000)
+    assert "Address\n0x" in card.inner_text()
+    picture(page, widget, "memory_profile_torch_cuda")
+
+    widget.locator("select").nth(1).select_option("cpu")
+    wait_drawn(page, "cpu")
+    assert table.get_attribute("data-rows") == "1"
+    assert harness.run_in_kernel(page, "print(mp.memory_id)").strip() == "cpu"
+
+
+@pytest.mark.e2e
+def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
+    page, widget = open_profile(notebook7, "memory_profile_torch_cpu", repr(str(TORCH_CPU)))
+    assert widget.get_attribute("data-memory") == "cpu"
+    assert widget.locator("select").nth(1).is_disabled()  # one device
+    summary = widget.locator(".xw-mp-summary").inner_text()
+    assert "Peak allocated\n133.13 KiB" in summary and "step 4" in summary
+    assert len(page.evaluate(SOURCE, "x")) == 431
+    rows = int(widget.locator(".xw-dt").get_attribute("data-rows"))
+    assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))")) == 26
+    title = widget.locator(".xw-mp-section").inner_text()
+    assert "133.13 KiB" in title and "one row per allocation" in title
+    picture(page, widget, "memory_profile_torch_cpu_notebook7")
