@@ -3,9 +3,10 @@
 A user clicks the timeline of a large synthetic profile and presses W/S/A/D with pauses of 10 ms
 to 1 s between them, and the notebook's own command-mode keys in between (A, B, D D, X, M, Y, Z,
 Enter, Shift+Enter). Every W/S/A/D press must move the view, also while the kernel's answer is on
-its way, none may be undone later, a held key zooms on, focus must stay on the timeline, and the
-notebook's cells must be as they were. Escape gives the keys back; a click on the timeline takes
-them from a cell being edited. $XPROF_WIDGETS_KEYS_EVENTS sets the profile's size (default 5e6).
+its way (drawn at once from the answers the view holds), none may be undone later, a held key
+zooms on, focus must stay on the timeline, and the notebook's cells must be as they were. Escape
+gives the keys back; a click on the timeline takes them from a cell being edited.
+$XPROF_WIDGETS_KEYS_EVENTS sets the profile's size (default 5e6).
 """
 
 from __future__ import annotations
@@ -165,6 +166,20 @@ def test_keys_stay_in_the_timeline(app_name, request, large_profile, timings):
         assert latency < 1000, (key, latency)
         page.wait_for_timeout(rng.randint(10, 200))
     page.wait_for_selector(".xw-trace-viewer[data-busy='busy']", timeout=5_000)
+
+    # The next frame comes from what the view holds: seven W zoom past what the last answer
+    # serves, and the frame after the seventh shows that answer scaled while the new one is on its
+    # way (4 s). Seven S then come back: from the fourth on an answer held from before serves the
+    # view in full, so every S shows a settled picture at once, without asking the kernel.
+    page.wait_for_selector(".xw-trace-viewer[data-settled='1']", timeout=20_000)
+    for key in "w" * 7:
+        view, _ = press_and_check(page, widget, key)
+    assert widget.get_attribute("data-settled") == "0"
+    assert int(widget.get_attribute("data-slices")) > 0
+    page.wait_for_selector(".xw-trace-viewer[data-settled='1']", timeout=20_000)
+    for i in range(7):
+        view, _ = press_and_check(page, widget, "s")
+        assert widget.get_attribute("data-settled") == "1", f"S {i + 1} waits for the kernel"
     harness.run_in_kernel(page, "del tv.index.window")
     page.wait_for_selector(".xw-trace-viewer:not([data-busy])", timeout=15_000)
     assert view_window(widget) == view
