@@ -17,8 +17,9 @@ devices; accelerators first):
   thread that encloses it, and a free takes its allocation's op (as XProf's deallocations do);
   the extra columns: reserved_bytes, cpu_op (the op around the event itself, a free's too),
   thread, ev_idx;
-- snapshots in time order, ties in `Ev Idx` order (threads share timestamps): the order in
-  which `Total Allocated` is the running sum of `Bytes`;
+- snapshots in time order, events at one time in `Ev Idx` order (the profiler's record order,
+  whichever thread wrote them): the order in which `Total Allocated` is the running sum of
+  `Bytes`;
 - the peak is the latest snapshot with the largest `Total Allocated`; what is live there is
   every allocation up to it whose address has not been freed since, one row each (address,
   size, time allocated, op, step, thread), plus what was allocated before the trace began and is
