@@ -6,7 +6,8 @@ the end of the message being read (a malformed length ends the scan with an erro
 every output write is checked against the output's size.
 """
 
-from libc.stdint cimport int16_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
 import numpy as np
@@ -23,7 +24,6 @@ cdef enum:
     C_OK = 0
     C_TRUNCATED = -1
     C_VARINT = -3
-    C_TOO_SMALL = -100  # an output array holds fewer rows than the data needs
 
 ctypedef fused record_t:
     uint32_t
@@ -48,49 +48,45 @@ def _len_field(const uint8_t[::1] buf, int64_t pos, int64_t end):
     return pos, payload_end
 
 
-def scan_xspace(const uint8_t[::1] buf, bint fill, int64_t[:, ::1] planes,
+def scan_layout(const uint8_t[::1] buf, int64_t chunk_events, int64_t[:, ::1] planes,
                 int64_t[:, ::1] header_spans, int64_t[:, ::1] lines,
-                int64_t[:, ::1] line_names, int64_t[::1] ev_meta, int64_t[::1] ev_offset,
-                int64_t[::1] ev_duration, int64_t[::1] ev_record):
-    """Walks an XSpace; counts (fill=False) or fills (fill=True) the output arrays.
+                int64_t[:, ::1] line_names, int64_t[:, ::1] chunks):
+    """Walks an XSpace's structure, skipping each event record by its length.
 
     planes[k] = (start, end) of plane k's bytes; header_spans[j] = (plane, start, end) of every
     plane field that is not a line, and of every top-level field that is not a plane (plane -1);
     lines[k] = (plane, id, display_id, timestamp_ns, duration_ps, first event, end event);
     line_names[k] = (name start, name end, display start, display end);
-    events: metadata id, offset_ps, duration_ps, and the byte offset of the event's record.
-    Returns (status, error offset, n_planes, n_spans, n_lines, n_events).
+    chunks[c] = (line, byte offset of its first event's field, line end, first event, events):
+    a line's events cut every `chunk_events`, what `fill_events` decodes, on any thread.
+    Rows past an array's end are counted, not written: one pass sizes and fills at once when
+    the arrays are large enough, else the caller calls again with the counts returned.
+    Returns (status, error offset, n_planes, n_spans, n_lines, n_events, n_chunks).
     """
-    cdef int64_t counts[4]
+    cdef int64_t counts[5]
     cdef int64_t where = 0
     cdef int status
-    counts[0] = counts[1] = counts[2] = counts[3] = 0
-    if fill and (planes.shape[1] < 2 or header_spans.shape[1] < 3 or lines.shape[1] < 7
-                 or line_names.shape[1] < 4):
-        raise ValueError("scan_xspace: output arrays of the wrong width")
+    if (planes.shape[1] < 2 or header_spans.shape[1] < 3 or lines.shape[1] < 7
+            or line_names.shape[1] < 4 or chunks.shape[1] < 5 or chunk_events < 1):
+        raise ValueError("scan_layout: output arrays of the wrong width")
     with nogil:
-        status = _scan_xspace(_data(buf), buf.shape[0], fill, planes, header_spans, lines,
-                              line_names, ev_meta, ev_offset, ev_duration, ev_record, counts,
-                              &where)
-    if status == C_TOO_SMALL:
-        raise ValueError("scan_xspace: the output arrays are smaller than the counting pass "
-                         "said; size them with scan_xspace(buf, False, ...) on the same bytes")
+        status = _scan_layout(_data(buf), buf.shape[0], chunk_events, planes, header_spans,
+                              lines, line_names, chunks, counts, &where)
     if status != C_OK:
-        return status, where, 0, 0, 0, 0
-    return C_OK, 0, counts[0], counts[1], counts[2], counts[3]
+        return status, where, 0, 0, 0, 0, 0
+    return C_OK, 0, counts[0], counts[1], counts[2], counts[3], counts[4]
 
 
-cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1] planes,
-                      int64_t[:, ::1] header_spans, int64_t[:, ::1] lines,
-                      int64_t[:, ::1] line_names, int64_t[::1] ev_meta, int64_t[::1] ev_offset,
-                      int64_t[::1] ev_duration, int64_t[::1] ev_record, int64_t* counts,
-                      int64_t* where) noexcept nogil:
-    cdef int64_t n_planes = 0, n_spans = 0, n_lines = 0, n_events = 0
+cdef int _scan_layout(const uint8_t* buf, int64_t end, int64_t chunk_events,
+                      int64_t[:, ::1] planes, int64_t[:, ::1] header_spans,
+                      int64_t[:, ::1] lines, int64_t[:, ::1] line_names,
+                      int64_t[:, ::1] chunks, int64_t* counts, int64_t* where) noexcept nogil:
+    cdef int64_t n_planes = 0, n_spans = 0, n_lines = 0, n_events = 0, n_chunks = 0
     cdef int64_t pos = 0, field_start, p_start, p_end, pf_start, l_start, l_end, lf_start
-    cdef int64_t e_start, e_end, ef_start, s, e
-    cdef int64_t wire_type, field, pwt, pfield, lwt, lfield, ewt, efield
+    cdef int64_t e_end, s, e, chunk_first
+    cdef int64_t wire_type, field, pwt, pfield, lwt, lfield
     cdef int64_t first_event, line_id, display_id, timestamp_ns, duration_ps
-    cdef int64_t name_s, name_e, disp_s, disp_e, meta, offset, duration, signed
+    cdef int64_t name_s, name_e, disp_s, disp_e, signed
     cdef uint64_t tag, value
     while pos < end:
         field_start = pos
@@ -105,9 +101,7 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
             if pos < 0:
                 where[0] = field_start
                 return C_TRUNCATED
-            if fill:
-                if n_spans >= header_spans.shape[0]:
-                    return C_TOO_SMALL
+            if n_spans < header_spans.shape[0]:
                 header_spans[n_spans, 0] = -1
                 header_spans[n_spans, 1] = field_start
                 header_spans[n_spans, 2] = pos
@@ -117,9 +111,7 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
         if p_start < 0:
             where[0] = field_start
             return C_TRUNCATED
-        if fill:
-            if n_planes >= planes.shape[0]:
-                return C_TOO_SMALL
+        if n_planes < planes.shape[0]:
             planes[n_planes, 0] = p_start
             planes[n_planes, 1] = p_end
         pos = p_start
@@ -136,9 +128,7 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
                 if pos < 0:
                     where[0] = pf_start
                     return C_TRUNCATED
-                if fill:
-                    if n_spans >= header_spans.shape[0]:
-                        return C_TOO_SMALL
+                if n_spans < header_spans.shape[0]:
                     header_spans[n_spans, 0] = n_planes
                     header_spans[n_spans, 1] = pf_start
                     header_spans[n_spans, 2] = pos
@@ -149,6 +139,7 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
                 where[0] = pf_start
                 return C_TRUNCATED
             first_event = n_events
+            chunk_first = n_events
             line_id = display_id = timestamp_ns = duration_ps = 0
             name_s = name_e = disp_s = disp_e = l_start
             pos = l_start
@@ -187,47 +178,19 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
                         disp_e = e
                     pos = e
                 elif lwt == 2 and lfield == 4:
-                    e_start = len_field(buf, pos, l_end, &e_end)
-                    if e_start < 0:
+                    if len_field(buf, pos, l_end, &e_end) < 0:
                         where[0] = lf_start
                         return C_TRUNCATED
-                    if not fill:  # counting: the record's length is all we need
-                        n_events += 1
-                        pos = e_end
-                        continue
-                    meta = offset = duration = 0
-                    pos = e_start
-                    while pos < e_end:
-                        ef_start = pos
-                        pos = read_varint(buf, pos, e_end, &tag)
-                        if pos < 0:
-                            where[0] = ef_start
-                            return C_VARINT
-                        ewt = <int64_t>(tag & 7)
-                        efield = <int64_t>(tag >> 3)
-                        if ewt == 0 and efield <= 3:
-                            pos = read_varint(buf, pos, e_end, &value)
-                            if pos < 0:
-                                where[0] = ef_start
-                                return C_VARINT
-                            if efield == 1:
-                                meta = <int64_t>value
-                            elif efield == 2:
-                                offset = <int64_t>value
-                            elif efield == 3:
-                                duration = <int64_t>value
-                        else:
-                            pos = skip_field(buf, pos, e_end, ewt)
-                            if pos < 0:
-                                where[0] = ef_start
-                                return C_TRUNCATED
-                    if n_events >= ev_meta.shape[0] or n_events >= ev_offset.shape[0] or \
-                            n_events >= ev_duration.shape[0] or n_events >= ev_record.shape[0]:
-                        return C_TOO_SMALL
-                    ev_meta[n_events] = meta
-                    ev_offset[n_events] = offset
-                    ev_duration[n_events] = duration
-                    ev_record[n_events] = lf_start
+                    if (n_events - first_event) % chunk_events == 0:  # a new chunk opens
+                        if n_events > first_event and n_chunks - 1 < chunks.shape[0]:
+                            chunks[n_chunks - 1, 4] = n_events - chunk_first
+                        if n_chunks < chunks.shape[0]:
+                            chunks[n_chunks, 0] = n_lines
+                            chunks[n_chunks, 1] = lf_start
+                            chunks[n_chunks, 2] = l_end
+                            chunks[n_chunks, 3] = n_events
+                        chunk_first = n_events
+                        n_chunks += 1
                     n_events += 1
                     pos = e_end
                 else:
@@ -235,9 +198,9 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
                     if pos < 0:
                         where[0] = lf_start
                         return C_TRUNCATED
-            if fill:
-                if n_lines >= lines.shape[0] or n_lines >= line_names.shape[0]:
-                    return C_TOO_SMALL
+            if n_events > first_event and n_chunks - 1 < chunks.shape[0]:
+                chunks[n_chunks - 1, 4] = n_events - chunk_first
+            if n_lines < lines.shape[0] and n_lines < line_names.shape[0]:
                 lines[n_lines, 0] = n_planes
                 lines[n_lines, 1] = line_id
                 lines[n_lines, 2] = display_id
@@ -257,6 +220,158 @@ cdef int _scan_xspace(const uint8_t* buf, int64_t end, bint fill, int64_t[:, ::1
     counts[1] = n_spans
     counts[2] = n_lines
     counts[3] = n_events
+    counts[4] = n_chunks
+    return C_OK
+
+
+def fill_events(const uint8_t[::1] buf, const int64_t[:, ::1] chunks,
+                const int64_t[::1] plane_of_line, const int64_t[:, ::1] plane_rows,
+                const int32_t[::1] table, const int64_t[::1] ids, int64_t time_limit,
+                int32_t[::1] meta_rows, int64_t[::1] raw_ids, int64_t[::1] ev_offset,
+                int64_t[::1] ev_duration, record_t[::1] ev_record):
+    """Decodes the events of `chunks` (rows of scan_layout's table) into the columns at their
+    final places, without the GIL, so threads may fill disjoint chunks of one set of columns.
+
+    Each event's metadata id becomes its metadata row through its plane's row of plane_rows,
+    (dense base, dense length, sorted start, sorted end, first row): a dense plane looks the
+    id up in table[dense base + id] (-1: none); another (dense length -1) searches its ids,
+    ids[sorted start:sorted end], sorted, the k-th being row first row + k; a plane of dense
+    length -2 maps every id to row 0 (its events are dropped after). With raw_ids non-empty
+    the ids are written there instead, unmapped. Also writes offset_ps, duration_ps and the
+    byte offset of each event's record. Returns (status, error offset, ids without a row,
+    events whose times reach `time_limit`: a negative or too long duration, a far offset).
+    """
+    cdef int64_t counts[2]
+    cdef int64_t where = 0
+    cdef int64_t c, total = 0
+    cdef int status
+    cdef bint raw = raw_ids.shape[0] > 0
+    if chunks.shape[0] and chunks.shape[1] < 5 or plane_rows.shape[1] < 5:
+        raise ValueError("fill_events: tables of the wrong width")
+    for c in range(chunks.shape[0]):
+        if chunks[c, 3] < 0 or chunks[c, 4] < 0 or chunks[c, 0] < 0 or \
+                chunks[c, 0] >= plane_of_line.shape[0]:
+            raise ValueError("fill_events: a chunk outside the line table")
+        total = chunks[c, 3] + chunks[c, 4]
+        if total > ev_offset.shape[0] or total > ev_duration.shape[0] or \
+                total > ev_record.shape[0] or total > (raw_ids.shape[0] if raw
+                                                       else meta_rows.shape[0]):
+            raise ValueError("fill_events: a chunk past the end of the columns")
+        if not 0 <= plane_of_line[chunks[c, 0]] < plane_rows.shape[0]:
+            raise ValueError("fill_events: a line of an unknown plane")
+    for c in range(plane_rows.shape[0]):
+        if plane_rows[c, 1] >= 0 and not (0 <= plane_rows[c, 0]
+                                          and plane_rows[c, 0] + plane_rows[c, 1] <= table.shape[0]):
+            raise ValueError("fill_events: a dense plane outside the table")
+        if plane_rows[c, 1] == -1 and not (0 <= plane_rows[c, 2] <= plane_rows[c, 3]
+                                           <= ids.shape[0]):
+            raise ValueError("fill_events: a sorted plane outside the ids")
+    counts[0] = counts[1] = 0
+    with nogil:
+        status = _fill_events(_data(buf), buf.shape[0], chunks, plane_of_line, plane_rows, table,
+                              ids, time_limit, raw, meta_rows, raw_ids, ev_offset, ev_duration,
+                              ev_record, counts, &where)
+    return status, where, counts[0], counts[1]
+
+
+cdef int _fill_events(const uint8_t* buf, int64_t end, const int64_t[:, ::1] chunks,
+                      const int64_t[::1] plane_of_line, const int64_t[:, ::1] plane_rows,
+                      const int32_t[::1] table, const int64_t[::1] ids, int64_t time_limit,
+                      bint raw, int32_t[::1] meta_rows, int64_t[::1] raw_ids,
+                      int64_t[::1] ev_offset, int64_t[::1] ev_duration, record_t[::1] ev_record,
+                      int64_t* counts, int64_t* where) noexcept nogil:
+    cdef int64_t c, k, pos, l_end, lf_start, e_start, e_end, ef_start, lwt, lfield, ewt, efield
+    cdef int64_t meta, offset, duration, p, lo, hi, mid, dense_base, dense_len
+    cdef int64_t missing = 0, far = 0
+    cdef int32_t row
+    cdef uint64_t tag, value
+    for c in range(chunks.shape[0]):
+        p = plane_of_line[chunks[c, 0]]
+        dense_base = plane_rows[p, 0]
+        dense_len = plane_rows[p, 1]
+        pos = chunks[c, 1]
+        l_end = chunks[c, 2] if chunks[c, 2] <= end else end
+        k = chunks[c, 3]
+        while k < chunks[c, 3] + chunks[c, 4]:
+            if pos >= l_end:
+                where[0] = pos
+                return C_TRUNCATED
+            lf_start = pos
+            pos = read_varint(buf, pos, l_end, &tag)
+            if pos < 0:
+                where[0] = lf_start
+                return C_VARINT
+            lwt = <int64_t>(tag & 7)
+            lfield = <int64_t>(tag >> 3)
+            if lwt != 2 or lfield != 4:  # another field of the line, between its events
+                pos = skip_field(buf, pos, l_end, lwt)
+                if pos < 0:
+                    where[0] = lf_start
+                    return C_TRUNCATED
+                continue
+            e_start = len_field(buf, pos, l_end, &e_end)
+            if e_start < 0:
+                where[0] = lf_start
+                return C_TRUNCATED
+            meta = offset = duration = 0
+            pos = e_start
+            while pos < e_end:
+                ef_start = pos
+                pos = read_varint(buf, pos, e_end, &tag)
+                if pos < 0:
+                    where[0] = ef_start
+                    return C_VARINT
+                ewt = <int64_t>(tag & 7)
+                efield = <int64_t>(tag >> 3)
+                if ewt == 0 and efield <= 3:
+                    pos = read_varint(buf, pos, e_end, &value)
+                    if pos < 0:
+                        where[0] = ef_start
+                        return C_VARINT
+                    if efield == 1:
+                        meta = <int64_t>value
+                    elif efield == 2:
+                        offset = <int64_t>value
+                    elif efield == 3:
+                        duration = <int64_t>value
+                else:
+                    pos = skip_field(buf, pos, e_end, ewt)
+                    if pos < 0:
+                        where[0] = ef_start
+                        return C_TRUNCATED
+            if raw:
+                raw_ids[k] = meta
+            else:
+                row = -1
+                if dense_len == -2:
+                    row = 0
+                elif dense_len >= 0:
+                    if 0 <= meta < dense_len:
+                        row = table[dense_base + meta]
+                else:
+                    lo = plane_rows[p, 2]
+                    hi = plane_rows[p, 3]
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if ids[mid] < meta:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo < plane_rows[p, 3] and ids[lo] == meta:
+                        row = <int32_t>(plane_rows[p, 4] + lo - plane_rows[p, 2])
+                if row < 0:
+                    missing += 1
+                meta_rows[k] = row
+            if (duration < 0 or duration >= time_limit or offset <= -time_limit
+                    or offset >= time_limit):
+                far += 1
+            ev_offset[k] = offset
+            ev_duration[k] = duration
+            ev_record[k] = <record_t>lf_start
+            k += 1
+            pos = e_end
+    counts[0] = missing
+    counts[1] = far
     return C_OK
 
 
@@ -273,39 +388,99 @@ def order_and_depth(start, duration, line_bounds, depth):
     depth would contain (possible only below such an overlap) goes one level deeper, so starts
     and ends both ascend at every depth. Instants (zero duration) hold nothing.
     """
-    cdef int64_t[::1] s = start
-    cdef int64_t[::1] d = duration
-    cdef const int64_t[:, :] bounds = line_bounds
-    cdef int16_t[::1] out = depth
-    cdef int64_t n = s.shape[0]
-    cdef int64_t k, lo, hi
-    cdef bint ordered
-    if d.shape[0] != n or out.shape[0] != n:
-        raise ValueError("order_and_depth: start, duration and depth differ in length")
-    for k in range(bounds.shape[0]):
-        if not 0 <= bounds[k, 0] <= bounds[k, 1] <= n:
-            raise ValueError(f"order_and_depth: line {k} spans events {bounds[k, 0]}.."
-                             f"{bounds[k, 1]} of {n}")
+    bounds = np.ascontiguousarray(line_bounds, dtype=np.int64)
+    unordered = line_depths(start, duration, bounds, depth,
+                            np.arange(bounds.shape[0], dtype=np.int64))
+    return order_lines(start, duration, bounds, depth, unordered)
+
+
+def order_lines(start, duration, line_bounds, depth, unordered):
+    """Sorts the lines line_depths left unordered and fills their depth: the permutation
+    applied (empty when `unordered` is)."""
     perm = np.empty(0, dtype=np.int64)
-    cdef int64_t[::1] stack_end = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] stack_depth = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] last_end = np.empty(n + 1, dtype=np.int64)
-    for k in range(bounds.shape[0]):
-        lo = bounds[k, 0]
-        hi = bounds[k, 1]
-        with nogil:
-            ordered = _is_ordered(s, d, lo, hi)
-        if not ordered:
-            if perm.shape[0] == 0:
-                perm = np.arange(n)
-            by_duration = np.argsort(-duration[lo:hi], kind="mergesort")
-            local = by_duration[np.argsort(start[lo:hi][by_duration], kind="mergesort")]
-            start[lo:hi] = start[lo:hi][local]
-            duration[lo:hi] = duration[lo:hi][local]
-            perm[lo:hi] = lo + local
-        with nogil:
-            _fill_depth(s, d, lo, hi, stack_end, stack_depth, last_end, out)
+    for k in unordered.tolist():
+        lo, hi = int(line_bounds[k, 0]), int(line_bounds[k, 1])
+        if perm.shape[0] == 0:
+            perm = np.arange(start.shape[0])
+        by_duration = np.argsort(-duration[lo:hi], kind="mergesort")
+        local = by_duration[np.argsort(start[lo:hi][by_duration], kind="mergesort")]
+        start[lo:hi] = start[lo:hi][local]
+        duration[lo:hi] = duration[lo:hi][local]
+        perm[lo:hi] = lo + local
+    if unordered.shape[0] and line_depths(start, duration, line_bounds, depth,
+                                          unordered).shape[0]:
+        raise AssertionError("order_lines: a sorted line is not in order")
     return perm
+
+
+def line_depths(int64_t[::1] start, int64_t[::1] duration, const int64_t[:, ::1] line_bounds,
+                int16_t[::1] depth, const int64_t[::1] which):
+    """Fills the depth of the lines `which` whose events are already in (start, longest first)
+    order, without the GIL (threads may fill disjoint lines of one column); returns the lines
+    that are not in order, untouched. Its scratch grows with the deepest nesting, not the
+    events: a line of millions of events nests a few dozen deep."""
+    cdef int64_t n = start.shape[0]
+    cdef int64_t j, k, lo, hi, n_unordered = 0
+    cdef int status = 0
+    cdef _Stack stack
+    if duration.shape[0] != n or depth.shape[0] != n:
+        raise ValueError("order_and_depth: start, duration and depth differ in length")
+    for j in range(which.shape[0]):
+        k = which[j]
+        if not (0 <= k < line_bounds.shape[0] and line_bounds.shape[1] >= 2
+                and 0 <= line_bounds[k, 0] <= line_bounds[k, 1] <= n):
+            raise ValueError(f"order_and_depth: line {k} is not a range of the {n} events")
+    out = np.empty(which.shape[0], dtype=np.int64)
+    cdef int64_t[::1] unordered = out
+    stack.cap = 0
+    stack.end = NULL
+    stack.depth = NULL
+    stack.last_end = NULL
+    with nogil:
+        for j in range(which.shape[0]):
+            k = which[j]
+            lo = line_bounds[k, 0]
+            hi = line_bounds[k, 1]
+            if not _is_ordered(start, duration, lo, hi):
+                unordered[n_unordered] = k
+                n_unordered += 1
+                continue
+            status = _fill_depth(start, duration, lo, hi, &stack, depth)
+            if status != 0:
+                break
+        free(stack.end)
+        free(stack.depth)
+        free(stack.last_end)
+    if status != 0:
+        raise MemoryError("order_and_depth: no memory for the nesting stack")
+    return out[:n_unordered]
+
+
+cdef struct _Stack:
+    int64_t cap
+    int64_t* end
+    int64_t* depth
+    int64_t* last_end
+
+
+cdef int _grow(_Stack* stack) noexcept nogil:
+    """Doubles the stack's capacity; -1 when out of memory (the old buffers stay valid)."""
+    cdef int64_t cap = stack.cap * 2 if stack.cap else 64
+    cdef void* grown
+    grown = realloc(stack.end, cap * sizeof(int64_t))
+    if grown == NULL:
+        return -1
+    stack.end = <int64_t*>grown
+    grown = realloc(stack.depth, cap * sizeof(int64_t))
+    if grown == NULL:
+        return -1
+    stack.depth = <int64_t*>grown
+    grown = realloc(stack.last_end, cap * sizeof(int64_t))
+    if grown == NULL:
+        return -1
+    stack.last_end = <int64_t*>grown
+    stack.cap = cap
+    return 0
 
 
 cdef bint _is_ordered(int64_t[::1] start, int64_t[::1] duration, int64_t lo,
@@ -318,27 +493,30 @@ cdef bint _is_ordered(int64_t[::1] start, int64_t[::1] duration, int64_t lo,
     return True
 
 
-cdef void _fill_depth(int64_t[::1] start, int64_t[::1] duration, int64_t lo, int64_t hi,
-                      int64_t[::1] stack_end, int64_t[::1] stack_depth, int64_t[::1] last_end,
-                      int16_t[::1] depth) noexcept nogil:
+cdef int _fill_depth(int64_t[::1] start, int64_t[::1] duration, int64_t lo, int64_t hi,
+                     _Stack* stack, int16_t[::1] depth) noexcept nogil:
     cdef int64_t i, end, d
     cdef int64_t top = 0
     cdef int64_t used = 0  # depths seen on this line
     for i in range(lo, hi):
         end = start[i] + duration[i]
-        while top > 0 and stack_end[top - 1] < end:
+        while top > 0 and stack.end[top - 1] < end:
             top -= 1
-        d = stack_depth[top - 1] + 1 if top > 0 else 0
-        while d < used and last_end[d] > end:
+        d = stack.depth[top - 1] + 1 if top > 0 else 0
+        while d < used and stack.last_end[d] > end:
             d += 1
         if d == used:
             used += 1
-        last_end[d] = end
+        if used > stack.cap or top >= stack.cap:
+            if _grow(stack) != 0:
+                return -1
+        stack.last_end[d] = end
         depth[i] = <int16_t>(d if d < 32767 else 32767)
         if duration[i] > 0:  # an instant holds nothing
-            stack_end[top] = end
-            stack_depth[top] = d
+            stack.end[top] = end
+            stack.depth[top] = d
             top += 1
+    return 0
 
 
 def scan_stat(const uint8_t[::1] buf, const record_t[:] records, const int64_t[:] targets,

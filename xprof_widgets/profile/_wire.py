@@ -16,10 +16,14 @@ from .._native.wire import (
     OK,
     _len_field,
     _varint,
+    fill_events,
+    line_depths,
     order_and_depth,
+    order_lines,
+    scan_layout,
     scan_stat,
-    scan_xspace,
 )
 
 __all__ = ["ERR_TRUNCATED", "ERR_VARINT", "ERR_WIRETYPE", "OK", "_len_field", "_varint",
-           "order_and_depth", "scan_stat", "scan_xspace"]
+           "fill_events", "line_depths", "order_and_depth", "order_lines", "scan_layout",
+           "scan_stat"]

@@ -8,6 +8,7 @@ alone. The parsed message tree never holds events, and nothing of it outlives th
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import ProfileError
 from . import _wire
-from .derived import MetadataRows
+from .derived import MetadataRows, region_marks
 from .ordering import (
     GPU_PREFIX,
     INTERNAL_EVENTS,
@@ -27,6 +28,7 @@ from .ordering import (
 )
 from .schema import XEvent, XPlane, XSpace
 from .stats import stats_dict, unpack_flow
+from .threads import balanced, decode_threads, run_parts
 from .trace_data import HostTrace, Section, Track
 from .xspace_derived import (
     Decoding,
@@ -58,27 +60,14 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
         raise ProfileError(f"{source}: the file is empty (0 bytes); expected a serialized XSpace. "
                            "Capture the profile again; the writer may have been interrupted.")
     buf = np.frombuffer(data, dtype=np.uint8)
-    counts = _scan(buf, None, source)
-    _, _, n_planes, n_spans, n_lines, n_events = counts
-    planes = np.empty((n_planes, 2), np.int64)
-    spans = np.empty((n_spans, 3), np.int64)
-    lines = np.empty((n_lines, 7), np.int64)
-    line_names = np.empty((n_lines, 4), np.int64)
-    meta = np.empty(n_events, np.int64)
-    offset = np.empty(n_events, np.int64)
-    duration = np.empty(n_events, np.int64)
-    record = np.empty(n_events, np.int64)
-    _scan(buf, (planes, spans, lines, line_names, meta, offset, duration, record), source)
-
-    if len(data) < 2**32 - 1:  # a file under 4 GiB needs 4 bytes per record offset, not 8
-        record = record.astype(np.uint32)
+    planes, spans, lines, line_names, chunks = _layout(buf, source)
     warnings: list[str] = []
     space, why = _parse_header(XSpace, data, spans[spans[:, 0] == -1])
     if why:
         warnings.append(f"{source}: the errors and warnings the profiler wrote were left out: "
                         f"they do not parse ({why}).")
     headers, unreadable = [], []
-    for k in range(n_planes):
+    for k in range(planes.shape[0]):
         plane, why = _parse_header(XPlane, data, spans[spans[:, 0] == k])
         if why:
             plane.name = f"<plane {k}, unreadable>"
@@ -86,30 +75,173 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
             warnings.append(f"{source}: plane {k} was left out with its events: its name or "
                             f"metadata do not parse ({why}).")
         headers.append(plane)
+    tables = _PlaneTables(headers)
+    lines, shift_ps, columns, dropped = _events(buf, source, chunks, lines, tables, unreadable)
+    return _assemble(data, source, host, space, headers, tables, planes[:, 0].copy(), lines,
+                     line_names, shift_ps, columns, dropped, warnings)
+
+
+_CHUNK_EVENTS = 1 << 16
+"""Events a worker thread decodes at a time: small enough to share a few lines among many
+threads evenly, large enough that the chunk table stays small (800 rows for 5e7 events)."""
+
+
+def _layout(buf: np.ndarray, source: str) -> tuple[np.ndarray, ...]:
+    """scan_layout's tables, sized in its first pass when they are large enough (the common
+    case: a few planes, lines and spans), else by the counts it returned."""
+    sizes = (64, 4096, 4096, 1 + buf.shape[0] // (_CHUNK_EVENTS * 8))
+    for _ in range(2):
+        out = (np.empty((sizes[0], 2), np.int64), np.empty((sizes[1], 3), np.int64),
+               np.empty((sizes[2], 7), np.int64), np.empty((sizes[2], 4), np.int64),
+               np.empty((sizes[3], 5), np.int64))
+        status, where, n_planes, n_spans, n_lines, _, n_chunks = _wire.scan_layout(
+            buf, _CHUNK_EVENTS, *out)
+        if status != _wire.OK:
+            raise ProfileError(_unreadable(source, status, where, buf.shape[0]))
+        counts = (n_planes, n_spans, n_lines, n_chunks)
+        if all(n <= size for n, size in zip(counts, sizes, strict=True)):
+            planes, spans, lines, line_names, chunks = out
+            return (planes[:n_planes], spans[:n_spans], lines[:n_lines],
+                    line_names[:n_lines], chunks[:n_chunks])
+        sizes = counts
+    raise AssertionError("scan_layout: the same bytes gave other counts")
+
+
+def _unreadable(source: str, status: int, where: int, size: int) -> str:
+    return (f"{source}: not a readable XSpace: {_WIRE_ERRORS[status]} at byte {where} of "
+            f"{size}. Expected a complete `.xplane.pb` as written by jax.profiler or XProf; "
+            "capture the profile again or copy the file completely.")
+
+
+class _PlaneTables:
+    """The planes' metadata as tables: every plane's event metadata in rows (names, stats)
+    and how its metadata ids find their rows (`plane_rows`, `table`, `ids`: fill_events'
+    lookup), the sections, stat names and HLO protos."""
+
+    def __init__(self, headers: list):
+        self.sections: list[Section] = []
+        self.section_of_plane: dict[int, int] = {}
+        self.names: list[str] = []
+        self.display_names: list[str] = []
+        self.meta_section: list[int] = []
+        self.meta_stats: list[dict] = []
+        self.row_maps: list[tuple[np.ndarray, np.ndarray]] = []  # per plane: sorted ids, rows
+        self.stat_names: list[dict[int, str]] = []
+        self.hlo_protos: dict[int, tuple[str, bytes]] = {}
+        plane_keys = plane_sort_keys([(plane.name, plane.id) for plane in headers])
+        for k, plane in enumerate(headers):
+            names_of_stats = {sid: sm.name for sid, sm in plane.stat_metadata.items()}
+            self.stat_names.append(names_of_stats)
+            if plane.name in _SKIPPED_PLANES:
+                self.hlo_protos.update(_hlo_protos(plane, names_of_stats))
+            self.section_of_plane[k] = len(self.sections)
+            self.sections.append(Section(name=plane.name, kind=plane_kind(plane.name),
+                                         stats=stats_dict(plane.stats, names_of_stats),
+                                         sort_key=plane_keys[k]))
+            ids = np.fromiter(plane.event_metadata.keys(), np.int64, len(plane.event_metadata))
+            ids.sort()
+            first = len(self.names)
+            self.row_maps.append((ids, np.arange(first, first + ids.shape[0], dtype=np.int64)))
+            for mid in ids.tolist():
+                md = plane.event_metadata[mid]
+                self.names.append(md.name)
+                self.display_names.append(md.display_name or _short_name(md.name))
+                self.meta_section.append(self.section_of_plane[k])
+                self.meta_stats.append(stats_dict(md.stats, names_of_stats))
+
+    def lookup(self, skipped: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """fill_events' (plane_rows, table, ids): a dense table where writers number metadata
+        1..n (a plain gather), the sorted ids to search elsewhere; `skipped` planes map every
+        id to row 0 (their events are dropped)."""
+        plane_rows = np.zeros((len(self.row_maps), 5), np.int64)
+        dense: list[np.ndarray] = []
+        dense_size = 0
+        for k, (ids, rows) in enumerate(self.row_maps):
+            first = int(rows[0]) if rows.shape[0] else 0
+            if k in skipped:
+                plane_rows[k] = (0, -2, 0, 0, 0)
+            elif ids.shape[0] and 0 <= ids[0] and ids[-1] < 8 * ids.shape[0] + 4096:
+                table = np.full(int(ids[-1]) + 1, -1, np.int32)
+                table[ids] = rows
+                plane_rows[k] = (dense_size, table.shape[0], 0, 0, first)
+                dense.append(table)
+                dense_size += table.shape[0]
+            else:
+                plane_rows[k] = (0, -1, 0, 0, first)
+        sorted_ids = [np.empty(0, np.int64)]
+        at = 0
+        for k, (ids, _) in enumerate(self.row_maps):
+            if plane_rows[k, 1] == -1:
+                plane_rows[k, 2:4] = (at, at + ids.shape[0])
+                sorted_ids.append(ids)
+                at += ids.shape[0]
+        table = np.concatenate(dense) if dense else np.empty(0, np.int32)
+        return plane_rows, table, np.concatenate(sorted_ids)
+
+    def rows(self) -> MetadataRows:
+        return MetadataRows(self.names, self.display_names, self.meta_section, self.meta_stats)
+
+
+def _events(buf: np.ndarray, source: str, chunks: np.ndarray, lines: np.ndarray,
+            tables: _PlaneTables, unreadable: list[int]
+            ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], int]:
+    """The event columns (metadata row, offset, duration, record), each allocated once at its
+    final size and filled in place by worker threads; returns them with the lines and shifts
+    of `_times_in_range`. Metadata ids without a row (rare: a writer's bug) are decoded again
+    as ids and given placeholder rows after the events out of range are dropped."""
+    n = int(lines[-1, 6]) if lines.shape[0] else 0
+    # A file under 4 GiB needs 4 bytes per record offset, not 8.
+    record = np.empty(n, np.uint32 if buf.shape[0] < 2**32 - 1 else np.int64)
+    meta = np.empty(n, np.int32)
+    offset, duration = np.empty(n, np.int64), np.empty(n, np.int64)
+    plane_rows, table, ids = tables.lookup(unreadable)
+    plane_of_line = np.ascontiguousarray(lines[:, 0])
+    no_ids = np.empty(0, np.int64)
+
+    def fill(part: np.ndarray, raw: np.ndarray = no_ids) -> tuple:
+        return _wire.fill_events(buf, part, plane_of_line, plane_rows, table, ids,
+                                 _TIME_LIMIT_PS, meta, raw, offset, duration, record)
+
+    results = run_parts(fill, _chunk_parts(chunks, decode_threads()))
+    for status, where, _, _ in results:
+        if status != _wire.OK:
+            raise ProfileError(_unreadable(source, status, where, buf.shape[0]))
+    missing = sum(r[2] for r in results)
+    suspect = sum(r[3] for r in results) > 0
+    columns = (meta, offset, duration, record)
+    if missing:
+        raw_ids = np.empty(n, np.int64)
+        fill(chunks, raw_ids)
+        columns = (raw_ids, offset, duration, record)
     if unreadable:
         on_plane = np.repeat(lines[:, 0], lines[:, 6] - lines[:, 5])
-        lines, (meta, offset, duration, record) = _kept(
-            lines, ~np.isin(on_plane, unreadable), (meta, offset, duration, record))
-    return _assemble(data, source, host, space, headers, planes[:, 0].copy(), lines, line_names,
-                     meta, offset, duration, record, warnings)
+        lines, columns = _kept(lines, ~np.isin(on_plane, unreadable), columns)
+    lines, shift_ps, columns, dropped = _times_in_range(lines, *columns, suspect=suspect)
+    if missing:
+        meta, rest = columns[0], columns[1:]
+        rows = np.empty(meta.shape[0], np.int32)
+        for k, (plane_ids, plane_rows_of_ids) in enumerate(tables.row_maps):
+            own_lines = lines[lines[:, 0] == k]
+            if not own_lines.shape[0]:
+                continue
+            # The scanner numbers events in file order, so a plane's events are contiguous.
+            mine = slice(int(own_lines[:, 5].min()), int(own_lines[:, 6].max()))
+            rows[mine] = _rows_of(plane_ids, plane_rows_of_ids, meta[mine], tables.names,
+                                  tables.display_names, tables.meta_section,
+                                  tables.meta_stats, tables.section_of_plane[k])
+        columns = (rows, *rest)
+    return lines, shift_ps, columns, dropped
 
 
-def _scan(buf: np.ndarray, out: tuple | None, source: str) -> tuple:
-    if out is None:
-        empty2 = np.empty((0, 2), np.int64)
-        empty1 = np.empty(0, np.int64)
-        out = (empty2, np.empty((0, 3), np.int64), np.empty((0, 7), np.int64),
-               np.empty((0, 4), np.int64), empty1, empty1, empty1, empty1)
-        result = _wire.scan_xspace(buf, False, *out)
-    else:
-        result = _wire.scan_xspace(buf, True, *out)
-    status, where = result[0], result[1]
-    if status != _wire.OK:
-        raise ProfileError(
-            f"{source}: not a readable XSpace: {_WIRE_ERRORS[status]} at byte {where} of "
-            f"{buf.shape[0]}. Expected a complete `.xplane.pb` as written by jax.profiler or XProf; "
-            "capture the profile again or copy the file completely.")
-    return result
+def _chunk_parts(chunks: np.ndarray, threads: int) -> list[np.ndarray]:
+    """The chunk table cut into runs of about equal events, one per thread, in file order
+    (the first error in file order is then the first part's that has one)."""
+    if threads <= 1 or chunks.shape[0] <= 1:
+        return [chunks]
+    ends = np.cumsum(chunks[:, 4])
+    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, threads) / threads, side="right")
+    bounds = np.unique(np.concatenate([[0], cuts, [chunks.shape[0]]]))
+    return [chunks[a:b] for a, b in pairwise(bounds.tolist()) if b > a]
 
 
 def _parse_header(message_class: Any, data: bytes, spans: np.ndarray) -> tuple[Any, str]:
@@ -123,69 +255,37 @@ def _parse_header(message_class: Any, data: bytes, spans: np.ndarray) -> tuple[A
 
 
 def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
-              plane_starts: np.ndarray, lines: np.ndarray,
-              line_names: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
-              duration: np.ndarray, record: np.ndarray, warnings: list[str]) -> HostTrace:
+              tables: _PlaneTables, plane_starts: np.ndarray, lines: np.ndarray,
+              line_names: np.ndarray, shift_ps: np.ndarray, columns: tuple[np.ndarray, ...],
+              dropped: int, warnings: list[str]) -> HostTrace:
     warnings = [*space.errors, *space.warnings, *warnings]
-    sections: list[Section] = []
-    section_of_plane: dict[int, int] = {}
-    names: list[str] = []
-    display_names: list[str] = []
-    meta_section: list[int] = []
-    meta_stats: list[dict] = []
-    meta_row_maps: list[tuple[np.ndarray, np.ndarray]] = []  # per plane: sorted ids, rows
-    stat_names: list[dict[int, str]] = []
-    hlo_protos: dict[int, tuple[str, bytes]] = {}
-
-    plane_keys = plane_sort_keys([(plane.name, plane.id) for plane in headers])
-    for k, plane in enumerate(headers):
-        names_of_stats = {sid: sm.name for sid, sm in plane.stat_metadata.items()}
-        stat_names.append(names_of_stats)
-        if plane.name in _SKIPPED_PLANES:
-            hlo_protos.update(_hlo_protos(plane, names_of_stats))
-        section_of_plane[k] = len(sections)
-        sections.append(Section(name=plane.name, kind=plane_kind(plane.name),
-                                stats=stats_dict(plane.stats, names_of_stats),
-                                sort_key=plane_keys[k]))
-        ids = np.fromiter(plane.event_metadata.keys(), np.int64, len(plane.event_metadata))
-        ids.sort()
-        rows = np.arange(len(names), len(names) + ids.shape[0], dtype=np.int64)
-        meta_row_maps.append((ids, rows))
-        for mid in ids.tolist():
-            md = plane.event_metadata[mid]
-            names.append(md.name)
-            display_names.append(md.display_name or _short_name(md.name))
-            meta_section.append(section_of_plane[k])
-            meta_stats.append(stats_dict(md.stats, names_of_stats))
-
-    lines, shift_ps, (meta_ids, offset, duration, record), dropped = _times_in_range(
-        lines, meta_ids, offset, duration, record)
-    meta_rows = np.empty(meta_ids.shape[0], np.int32)
-    for k, (ids, rows) in enumerate(meta_row_maps):
-        own_lines = lines[lines[:, 0] == k]
-        if not own_lines.shape[0]:
-            continue
-        # The scanner numbers events in file order, so a plane's events are contiguous.
-        mine = slice(int(own_lines[:, 5].min()), int(own_lines[:, 6].max()))
-        meta_rows[mine] = _rows_of(ids, rows, meta_ids[mine], names, display_names,
-                                   meta_section, meta_stats, section_of_plane[k])
+    sections, section_of_plane = tables.sections, tables.section_of_plane
+    names, display_names, stat_names = tables.names, tables.display_names, tables.stat_names
+    meta_rows, offset, duration, record = columns
 
     # Absolute times can exceed int64 picoseconds (epoch nanoseconds); keep them relative.
     base_ns = _base_ns(lines)
     start = offset  # reused in place: start = line base + offset
     for k in np.flatnonzero(shift_ps).tolist():
         start[lines[k, 5]:lines[k, 6]] += shift_ps[k]
-    rows = MetadataRows(names, display_names, meta_section, meta_stats)
-    group = np.repeat(np.arange(lines.shape[0], dtype=np.int32) * 2, lines[:, 6] - lines[:, 5])
+    rows = tables.rows()
     text_of_lines = [_line_name(data, line_names, k) for k in range(lines.shape[0])]
     derives = not already_grouped(stat_names)
     decoding = Decoding(source, headers, lines, text_of_lines,
-                        XSpaceDetails(data, record, plane_starts, stat_names, source), start,
-                        duration, meta_rows, rows, section_of_plane, warnings)
+                        XSpaceDetails(data, record, plane_starts, stat_names, source, False),
+                        start, duration, meta_rows, rows, section_of_plane, warnings)
+    # Each line becomes a track of the events XProf draws, plus one of the events it keeps
+    # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
+    # `group` (each event's track) is made only where some event leaves its line's track.
+    group = None
+    if _moves_events(derives, rows, text_of_lines):
+        group = np.repeat(np.arange(lines.shape[0], dtype=np.int32) * 2,
+                          lines[:, 6] - lines[:, 5])
     r_start = np.empty(0, np.int64)
     if derives:
         name_step_roots(decoding)
-        r_start, r_duration, r_group, r_rows = regions(decoding, group)
+        if group is not None:
+            r_start, r_duration, r_group, r_rows = regions(decoding, group)
         if r_start.shape[0]:  # derived slices have no record in the file
             start = np.concatenate([start, r_start])
             duration = np.concatenate([duration, r_duration])
@@ -193,42 +293,51 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
             group = np.concatenate([group, r_group])
             record = np.concatenate([record, np.full(r_start.shape[0], _no_record(record),
                                                      record.dtype)])
-    # Each line becomes a track of the events XProf draws, plus one of the events it keeps
-    # out of the trace viewer (allocator and tf.data bookkeeping), so neither shifts the other.
-    internal = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))[meta_rows]
-    group += internal
+    internal_rows = np.fromiter((n in INTERNAL_EVENTS for n in names), bool, len(names))
+    internal = internal_rows[meta_rows] if group is not None and internal_rows.any() else None
+    if internal is not None:
+        group += internal
     line_keys = _line_keys(headers, lines, text_of_lines, renumber_gpu=derives)
     rows_of_tracks = [(int(lines[k, 0]), text_of_lines[k] or f"line {int(lines[k, 1])}",
                        line_keys[k], hidden, int(lines[k, 1]))
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
-    counters = _split_counters(rows_of_tracks, lines, group, meta_rows, display_names)
+    counters = set() if group is None else _split_counters(rows_of_tracks, lines, group,
+                                                           meta_rows, display_names)
     derived: list = []
     if derives:  # the rows of cores and streams read the columns with the regions in
-        decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source)
+        decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source,
+                                      bool(r_start.shape[0]))
         decoding.start, decoding.duration, decoding.meta_rows = start, duration, meta_rows
         for made, note in (core_rows(decoding), stream_rows(decoding, line_keys)):
             derived += made
             if note:
                 warnings.append(f"{source}: {note}")
+    # Tracks in file order: each line's events, its hidden track (empty without a group),
+    # then the derived rows, which come after every event read from the file.
+    sizes = np.zeros(len(rows_of_tracks), np.int64)
+    sizes[0:2 * lines.shape[0]:2] = lines[:, 6] - lines[:, 5]
     if derived:  # rows XProf derives get tracks of their own, after the file's
         first = len(rows_of_tracks)
         rows_of_tracks += [(plane_index, row.name, key, 0, row.line_id)
                            for plane_index, row, key in derived]
-        group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
-                                          for k, (_, row, _) in enumerate(derived)])
+        sizes = np.concatenate([sizes, [row.start.shape[0] for _, row, _ in derived]])
+        if group is not None:
+            group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
+                                              for k, (_, row, _) in enumerate(derived)])
         start = np.concatenate([start] + [row.start for _, row, _ in derived])
         duration = np.concatenate([duration] + [row.duration for _, row, _ in derived])
         meta_rows = np.concatenate([meta_rows] + [row.meta for _, row, _ in derived])
         record = np.concatenate([record, np.full(start.shape[0] - record.shape[0],
                                                  _no_record(record), record.dtype)])
-    if internal.any() or r_start.shape[0] or derived or counters:
-        moved = np.argsort(group, kind="stable")
-        meta_rows, record = meta_rows[moved], record[moved]
-        start, duration = start[moved], duration[moved]
-    sizes = np.bincount(group, minlength=len(rows_of_tracks))
+    if group is not None:
+        sizes = np.bincount(group, minlength=len(rows_of_tracks))
+        if (internal is not None and internal.any()) or r_start.shape[0] or counters:
+            moved = np.argsort(group, kind="stable")
+            meta_rows, record = meta_rows[moved], record[moved]
+            start, duration = start[moved], duration[moved]
     bounds = np.stack([np.cumsum(sizes) - sizes, np.cumsum(sizes)], axis=1)
     depth = np.empty(start.shape[0], np.int16)
-    perm = _wire.order_and_depth(start, duration, bounds, depth)
+    perm = _order_and_depth(start, duration, bounds, depth)
     if perm.shape[0]:
         meta_rows = meta_rows[perm]
         record = record[perm]
@@ -243,7 +352,11 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                             first=lo, end=hi, sort_key=(kind != "counter", key, hidden),
                             line_id=line_id))
 
-    details = XSpaceDetails(data, record, plane_starts, stat_names, source)
+    is_derived = None
+    if r_start.shape[0] or derived:
+        is_derived = record == _no_record(record)
+    details = XSpaceDetails(data, record, plane_starts, stat_names, source,
+                            is_derived is not None)
     counter_values = _counter_values(tracks, details, start.shape[0], sections, warnings)
     if dropped:
         warnings.append(f"{source}: skipped {dropped} events whose times do not fit: a negative "
@@ -252,9 +365,29 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         host=host, source=source, base_ns=base_ns, start_ps=start, duration_ps=duration,
         meta=meta_rows.astype(np.int32, copy=False), depth=depth, sections=sections, tracks=tracks,
         names=names, display_names=display_names,
-        meta_section=np.asarray(meta_section, np.int32), meta_stats=meta_stats,
-        details=details, hlo_protos=hlo_protos, counter_values=counter_values,
-        derived=record == _no_record(record), warnings=warnings)
+        meta_section=np.asarray(tables.meta_section, np.int32), meta_stats=tables.meta_stats,
+        details=details, hlo_protos=tables.hlo_protos, counter_values=counter_values,
+        derived=is_derived, warnings=warnings)
+
+
+def _moves_events(derives: bool, rows: MetadataRows, line_names: list[str]) -> bool:
+    """Whether some event may leave its line's track: an internal event (to the hidden track),
+    a thread-pool region (made from marks, then sorted in) or a counter line's samples."""
+    return ((derives and bool(region_marks(rows).any()))
+            or any(n in INTERNAL_EVENTS for n in rows.names)
+            or any(name in _COUNTER_LINES for name in line_names))
+
+
+def _order_and_depth(start: np.ndarray, duration: np.ndarray, bounds: np.ndarray,
+                     depth: np.ndarray) -> np.ndarray:
+    """order_and_depth with the tracks' depths filled on worker threads (lines of about equal
+    events each); the same permutation and depths as one thread."""
+    sizes = (bounds[:, 1] - bounds[:, 0]).tolist()
+    parts = [np.asarray(part, np.int64) for part in balanced(sizes, decode_threads())]
+    unordered = run_parts(lambda which: _wire.line_depths(start, duration, bounds, depth, which),
+                          parts)
+    lines = np.sort(np.concatenate(unordered)) if unordered else np.empty(0, np.int64)
+    return _wire.order_lines(start, duration, bounds, depth, lines)
 
 
 def _split_counters(rows_of_tracks: list, lines: np.ndarray, group: np.ndarray,
@@ -314,16 +447,20 @@ def _base_ns(lines: np.ndarray) -> int:
 
 
 def _times_in_range(lines: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
-                    duration: np.ndarray, record: np.ndarray
-                    ) -> tuple[np.ndarray, tuple[np.ndarray, ...], int]:
+                    duration: np.ndarray, record: np.ndarray, suspect: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], int]:
     """Drops events whose picosecond times would not fit (negative durations, times beyond
     +-26 days of the median event's line), so no sum wraps around; returns the lines with
     their event ranges renumbered, each line's shift from the median (ps), the kept columns
-    and how many were dropped."""
+    and how many were dropped. Without `suspect` (fill_events counted no event out of range)
+    only the lines' own times are checked: no n-sized mask."""
     base = _base_ns(lines)
     shift = np.array([(int(ts) - base) * 1000 for ts in lines[:, 3].tolist()], dtype=object)
     far = np.array([abs(v) >= _TIME_LIMIT_PS for v in shift.tolist()], bool)
     counts = lines[:, 6] - lines[:, 5]
+    near = np.where(far, 0, shift).astype(np.int64)
+    if not suspect and not (far & (counts > 0)).any():
+        return lines, near, (meta_ids, offset, duration, record), 0
     # Offsets, durations and line shifts each under 2**61 keep every start and end under
     # 2**62.6, inside int64, and so does the later shift to the earliest start. Comparisons
     # only: no n-sized int64 temporaries (a 5e7-event file would pay 400 MB for each).
@@ -333,7 +470,6 @@ def _times_in_range(lines: np.ndarray, meta_ids: np.ndarray, offset: np.ndarray,
     keep &= offset < _TIME_LIMIT_PS
     if far.any():
         keep &= ~np.repeat(far, counts)
-    near = np.where(far, 0, shift).astype(np.int64)
     dropped = int(keep.shape[0] - np.count_nonzero(keep))
     if not dropped:
         return lines, near, (meta_ids, offset, duration, record), 0
@@ -444,7 +580,7 @@ class XSpaceDetails:
     events (no record) have none."""
 
     def __init__(self, data: bytes, record: np.ndarray, plane_starts: np.ndarray,
-                 stat_names: list[dict[int, str]], source: str):
+                 stat_names: list[dict[int, str]], source: str, has_derived: bool):
         self._data = data
         self._buf = np.frombuffer(data, np.uint8)
         self._record = record
@@ -452,7 +588,7 @@ class XSpaceDetails:
         self._stat_names = stat_names
         self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
         self.source = source
-        self._derived = bool((record == _no_record(record)).any())
+        self._derived = has_derived  # some events have no record (no n-sized scan to know)
 
     def stat_names(self, plane: int) -> list[str]:
         """The stat names a plane declares."""
