@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -305,3 +306,28 @@ def test_host_steps_on_several_gpus_average_the_chips(tmp_path):
     assert row["host_to_device_us"] == pytest.approx(5 / 2)
     assert row["input_us"] == pytest.approx(10)
     assert row["other_us"] == pytest.approx(100 - 40 - 5 - 2.5 - 10)
+
+
+DATA = Path(__file__).parent.parent / "data"
+ANNOTATIONS = {"jax.profiler.TraceAnnotation", "tf.profiler.experimental.Trace",
+               "torch.profiler.record_function"}
+
+
+def test_a_pytorch_trace_is_told_to_annotate_with_record_function_and_look_at_kernels():
+    profile = xw.open_profile(DATA / "public/hta/nccl_parser_config/nccl_data.json.gz")
+    analysis = ip.analyze_input_pipeline(profile)
+    assert analysis.largest_host_cost() is None and analysis.verdict == ip.NOT
+    text = analysis.recommendation()
+    assert "torch.profiler.record_function" in text and "Kernel Stats" in text
+    assert not any(other in text for other in ANNOTATIONS - {"torch.profiler.record_function"})
+    assert "Op Profile" not in text
+
+
+@pytest.mark.parametrize(("fixture", "expected"), [
+    ("tf_keras_cpu_fast.xplane.pb", "tf.profiler.experimental.Trace"),
+    ("jax_cpu_demo.xplane.pb", "jax.profiler.TraceAnnotation"),
+    ("torch_hta/rank-0.json.gz", "torch.profiler.record_function"),
+])
+def test_each_framework_is_advised_its_own_annotation(fixture, expected):
+    analysis = ip.analyze_input_pipeline(xw.open_profile(DATA / fixture))
+    assert ip.annotation(analysis.framework) == expected

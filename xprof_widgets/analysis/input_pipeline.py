@@ -22,7 +22,7 @@ decode, tokenize or batch are preprocessing; the rest is other input time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -127,6 +127,8 @@ class InputPipelineAnalysis:
     """Self time (ms) of host input operations per category, HOST_CATEGORIES order."""
     step_markers: Steps
     input_pattern: str
+    framework: str | None = None
+    """What wrote the profile (tools.framework), so the advice names its own annotation."""
 
     @property
     def input_share(self) -> float:
@@ -164,20 +166,21 @@ class InputPipelineAnalysis:
         largest = self.largest_host_cost()
         if largest is None:
             host = ("No input operations were found on the host. Wrap the parts of your input "
-                    "pipeline in jax.profiler.TraceAnnotation (names starting with load_, read_, "
-                    "preprocess_, input_, ...) or pass input_pattern= to see where input time "
-                    "goes.")
+                    f"pipeline in {annotation(self.framework)} (names starting with load_, "
+                    "read_, preprocess_, input_, ...) or pass input_pattern= to see where input "
+                    "time goes.")
         else:
             category, share, op = largest
+            advice = _ADVICE[category].format(annotation=annotation(self.framework))
             host = (f"The largest host-side input cost is {category} ({100 * share:.0f}% of "
-                    f"input-op self time, mostly {op!r}): {_ADVICE[category]}")
+                    f"input-op self time, mostly {op!r}): {advice}")
         verdict = self.verdict
         if verdict is None:
             return f"No steps were found, so step time cannot be split. {host}"
         pct = 100 * self.input_share
         if verdict == NOT:
             return (f"Your program is NOT input-bound: {pct:.1f}% of step time waits for input. "
-                    "Look at device compute (Op Profile) instead. " + host)
+                    f"Look at {_NEXT_TOOL.get(self.framework, _NEXT_TOOL[None])} instead. " + host)
         return (f"Your program is {verdict} input-bound: {pct:.1f}% of step time waits for "
                 f"input. {host}")
 
@@ -199,9 +202,22 @@ _ADVICE = {
               "buffers (interleave cycle_length, more grain workers), or cache the dataset.",
     PREPROCESSING: "parallelize preprocessing (num_parallel_calls, more workers), do it once "
                    "offline, or move it onto the accelerator.",
-    OTHER_INPUT: "annotate the parts of this input code with jax.profiler.TraceAnnotation to "
-                 "see which one is slow, then read ahead or parallelize it.",
+    OTHER_INPUT: "annotate the parts of this input code with {annotation} to see which one is "
+                 "slow, then read ahead or parallelize it.",
 }
+_NEXT_TOOL = {"PyTorch": "the GPU's kernels (Kernel Stats)", None: "device compute (Op Profile)"}
+"""Where a program that is not input-bound spends its time: Kineto traces have no XLA ops."""
+_ANNOTATIONS = {"JAX": "jax.profiler.TraceAnnotation",
+                "TensorFlow": "tf.profiler.experimental.Trace",
+                "PyTorch": "torch.profiler.record_function"}
+
+
+def annotation(framework: str | None) -> str:
+    """The framework's way to name a region of host code in its trace."""
+    if framework in _ANNOTATIONS:
+        return _ANNOTATIONS[framework]
+    return ("your framework's trace annotation (jax.profiler.TraceAnnotation, "
+            "tf.profiler.experimental.Trace, torch.profiler.record_function)")
 
 
 def analyze_input_pipeline(profile: Profile,
@@ -213,8 +229,11 @@ def analyze_input_pipeline(profile: Profile,
 
 
 def _analyze(profile: Profile, input_pattern: str) -> InputPipelineAnalysis:
-    return combine_input_parts(host_parts(profile, input_pipeline_part, input_pattern),
-                               input_pattern)
+    from ..tools import framework  # the registry reads profiles, not the analyses
+
+    analysis = combine_input_parts(host_parts(profile, input_pipeline_part, input_pattern),
+                                   input_pattern)
+    return replace(analysis, framework=framework(profile))
 
 
 @dataclass(frozen=True)
