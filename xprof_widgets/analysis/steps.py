@@ -49,7 +49,8 @@ HOW_TO_MARK = (
     "    for i, batch in enumerate(batches):\n"
     "        with jax.profiler.StepTraceAnnotation(\"train\", step_num=i):\n"
     "            state = train_step(state, batch)\n"
-    "(TensorFlow: tf.profiler.experimental.Trace(\"train\", step_num=i, _r=1).)")
+    "(TensorFlow: tf.profiler.experimental.Trace(\"train\", step_num=i, _r=1); PyTorch: "
+    "prof.step() after each step inside torch.profiler.profile(...).)")
 MARKER_COLUMNS = ["step", "name", "section", "host", "track", "start_ps", "end_ps",
                   "period_start_ps"]
 _CHUNK = 1 << 20  # events per stat scan, so no n-sized object array is ever made
