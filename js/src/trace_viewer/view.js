@@ -308,7 +308,8 @@ export class TraceView {
     const serves = (plan) => plan?.key === key && covers(plan, this.view.start, this.view.end, this.timelineWidth, plan.timelinePx);
     if (serves(this.plan)) return;
     // The view came back to where an answer it holds serves it in full: that one is the picture.
-    const held = this.tiles.find((tile) => serves(tile.params) && !tile.missingNames);
+    // Only answers about the trace as the summary now describes it (a picked host changes it).
+    const held = this.tiles.find((tile) => serves(tile.params) && !tile.missingNames && tile.params.summary === this.summary);
     if (held) {
       this.plan = held.params;
       this.tile = held;
@@ -322,6 +323,7 @@ export class TraceView {
     const plan = planFetch(this.view.start, this.view.end, this.timelineWidth, this.traceStart, this.traceEnd);
     plan.key = key;
     plan.timelinePx = this.timelineWidth;
+    plan.summary = this.summary;
     this.plan = plan;
     // An answer still on its way will be dropped (one channel, newest wins): names it carried
     // never reach this view, so the next answer sends every name it uses again.
