@@ -146,3 +146,15 @@ def test_the_pod_viewer_breaks_each_rank_down(tmp_path):
         assert row["steps"] == 2
         assert row["duration_us"] == pytest.approx(mine["duration_us"].mean(), rel=1e-15)
         assert sum(row[p] for p in PARTS) == pytest.approx(row["duration_us"], rel=1e-12)
+
+
+def test_a_header_that_contradicts_the_file_names_is_believed(tmp_path):
+    # trace_file_list's trace states rank 1 after its events; a copy named rank_0 states it too
+    source = HTA / "trace_file_list" / "inference_rank_1.json.gz"
+    assert xw.open_profile(source).hosts == ["inference_rank_1"]  # one file: named by its file
+    shutil.copyfile(source, tmp_path / "inference_rank_1.json.gz")
+    shutil.copyfile(source, tmp_path / "inference_rank_0.json.gz")
+    listed = xw.open_profile(tmp_path)
+    assert listed.hosts == ["inference_rank_0", "inference_rank_1"]
+    (warning,) = [w for w in listed.warnings if "ranks" in w]
+    assert "rank 1 is stated by inference_rank_0.json.gz, inference_rank_1.json.gz" in warning
