@@ -179,3 +179,19 @@ def test_no_hlo_no_graph_and_no_tab():
         g.nodes()
     assert "graph" not in [t.key for t in tools.offered(xw.open_profile(str(TF_CPU)))]
     assert "graph" in [t.key for t in tools.offered(xw.open_profile(str(TPU)))]
+
+
+def test_the_suite_opens_an_op_in_the_graph_viewer():
+    """An Op Profile card's link ({'tool': 'graph', 'op': ...}) centres the Graph Viewer tab on
+    the op; the graph's own links go to the Trace Viewer and the Op Profile."""
+    suite = xw.Profiler(str(TPU))
+    suite.tool("op").link = {"tool": "graph", "op": "copy-done.1", "at": 1}
+    assert suite.tab_keys[suite.tabs.selected_index] == "graph"
+    viewer = suite.tool("graph")
+    assert viewer.op == "copy-done.1" and viewer.module == "jit_f(12190760917235803885)"
+    assert viewer._linked
+    suite.tool("op").link = {"tool": "graph", "op": "no-such-op", "at": 2}
+    assert viewer.op == "copy-done.1"  # an op no module holds leaves the graph as it was
+    viewer.link = {"tool": "op", "op": "copy-done.1", "at": 3}
+    assert suite.tab_keys[suite.tabs.selected_index] == "op"
+    assert suite.tool("op").name_filter == r"^copy\-done\.1$"

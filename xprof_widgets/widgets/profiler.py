@@ -129,6 +129,8 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
             self.show_in_trace(op)
         elif request.get("tool") == "op":
             self.show_in_op_profile(op)
+        elif request.get("tool") == "graph" and "graph" in self.tab_keys:
+            self.show_in_graph(op)
 
     def show_in_trace(self, op: str) -> None:
         """Moves the Trace Viewer to the first occurrence of an op and selects them all."""
@@ -163,6 +165,15 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
         pad = max(innermost * 4, 10.0, reach * 1.5)
         viewer.window = (time_us - pad, time_us + pad)
         viewer.selected_events = selected[:1000].tolist()
+
+    def show_in_graph(self, op: str) -> None:
+        """Centres the Graph Viewer on an op (an HLO instruction's name); an op no module holds
+        leaves the graph as it was."""
+        viewer = self.show("graph")
+        try:
+            viewer.show(op)
+        except ProfileError:
+            return
 
     def show_in_op_profile(self, op: str) -> None:
         """Filters the Op Profile to one op (by its name)."""

@@ -86,7 +86,7 @@ export class GraphView {
     this.matches = h("datalist", { id: `xw-gv-ops-${Math.random().toString(36).slice(2)}` });
     this.searchBox = h("input", {
       type: "search", placeholder: "find an op (Enter centres on it)", list: this.matches.id,
-      oninput: () => this.searchSoon(), onkeydown: (e) => { if (e.key === "Enter") this.centreOnSearch(); },
+      oninput: () => this.searchSoon(),
     });
     this.widthBox = h("input", { type: "number", min: 0, max: 10, step: 1, title: "hops from the op",
       onchange: () => this.set({ width: Math.max(0, Math.min(10, Number(this.widthBox.value) || 0)) }) });
@@ -276,7 +276,14 @@ export class GraphView {
     window.addEventListener("pointerup", up);
   }
 
+  // Keys reach the widget here only (lib/keys.js stops them at the window): Enter in the search
+  // box centres on the op named, other keys typed in a field are the field's.
   key(e, target) {
+    if (e.type === "keydown" && target === this.searchBox && e.key === "Enter") {
+      e.preventDefault();
+      this.centreOnSearch();
+      return;
+    }
     if (e.type !== "keydown" || isTextField(target) || e.ctrlKey || e.metaKey || e.altKey) return;
     const W = this.stage.clientWidth || 800;
     const H = this.stage.clientHeight || 560;

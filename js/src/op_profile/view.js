@@ -240,7 +240,8 @@ export class OpProfileView {
       return;
     }
     if (this.showing !== op || this.disposed) return;
-    const link = linkButton(this.model, "trace", d.name, "Show in Trace Viewer");
+    const link = [linkButton(this.model, "trace", d.name, "Show in Trace Viewer"),
+      linkButton(this.model, "graph", d.name, "Open in Graph Viewer")];
     const content = cardContent(d, pinned, () => this.select(op), link).flat(2).filter(Boolean);
     this.card.replaceChildren(...content);
     this.card.dataset.op = String(op);
