@@ -276,3 +276,20 @@ def test_the_pytorch_chart_template():
     assert "reserved, not allocated" in kinds["kineto"]
     assert "fragmentation (%)" not in kinds["kineto"] and "stack (reserved)" not in kinds["kineto"]
     assert "stack (reserved)" in kinds["allocator"] and "fragmentation (%)" in kinds["allocator"]
+
+
+def test_the_suite_shows_an_allocation_in_the_trace():
+    from xprof_widgets.widgets.profiler import Profiler
+
+    suite = Profiler(DATA / "torch_hta" / "rank-0.json.gz", tool="memory_profile")
+    try:
+        assert "memory_profile" in suite.tab_keys
+        row = suite.tool("memory_profile").breakdown().iloc[1]
+        suite.show_moment_in_trace(float(row["allocated_us"]), int(row["event"]))
+        assert suite.tab_keys[suite.tabs.selected_index] == "trace"
+        start, end = suite.tool("trace").window
+        assert start < row["allocated_us"] < end
+        names = set(suite.profile.events_frame(suite.tool("trace").selected_events)["name"])
+        assert {row["op_name"], "[memory]", "ProfilerStep#3"} <= names
+    finally:
+        suite.close()
