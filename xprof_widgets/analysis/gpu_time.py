@@ -80,27 +80,43 @@ class GpuWork:
 
 def gpu_work_events(profile: Profile) -> np.ndarray:
     """The GPU work HTA's breakdowns count (see the module doc), as global event indices."""
+    return gpu_work_streams(profile)[0]
+
+
+def gpu_work_streams(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU work's events and their stream ids, memoized: a Kineto trace's args are decoded
+    per event, and every breakdown starts here."""
+    return profile.memo(("gpu_work_events",), lambda: _find_gpu_work(profile))
+
+
+def _find_gpu_work(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
     categories = set(meta_categories(profile).tolist()) - {""}  # HTA drops events without
     device = events_of(profile, categories, "device")
-    device = device[_on_a_stream(profile.stat_column(device, "stream"))]
+    streams = stream_ids(profile.stat_column(device, "stream"))
+    device, streams = device[streams != -1], streams[streams != -1]
     names = profile.metadata["name"].to_numpy(dtype=object)
     steps = np.flatnonzero([STEP_MARK in str(n) for n in names])
     if np.unique(names[steps]).shape[0] < 2:
-        return device
+        return device, streams
     is_work = np.zeros(profile.n_events, bool)
     is_work[device] = True
     marks = np.flatnonzero(np.isin(profile.meta, steps) & ~is_work)
     last_step = int(profile.start_ps[marks].max())
-    calls = events_of(profile, categories, "host")
-    has_call, call_corr = int_stat(profile, calls, "correlation")
-    early = call_corr[has_call & (profile.start_ps[calls] < last_step)]
+    calls, call_corr = host_correlations(profile)
+    early = call_corr[profile.start_ps[calls] < last_step]
     has_corr, correlation = int_stat(profile, device, "correlation")
-    return device[has_corr & np.isin(correlation, early)]
+    keep = has_corr & np.isin(correlation, early)
+    return device[keep], streams[keep]
 
 
-def _on_a_stream(streams: np.ndarray) -> np.ndarray:
-    """Whether each `stream` arg reads as an integer other than -1."""
-    return stream_ids(streams) != -1
+def host_correlations(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """The host events with a `correlation` arg (runtime and driver calls) and its value,
+    memoized (the step filter and the launch lookup both read them)."""
+    def find() -> tuple[np.ndarray, np.ndarray]:
+        calls = events_of(profile, set(meta_categories(profile).tolist()) - {""}, "host")
+        has_call, call_corr = int_stat(profile, calls, "correlation")
+        return calls[has_call], call_corr[has_call]
+    return profile.memo(("host_correlations",), find)
 
 
 def stream_ids(streams: np.ndarray) -> np.ndarray:
@@ -279,13 +295,12 @@ class StreamKernels:
 def stream_kernels(profile: Profile) -> StreamKernels:
     """One host's StreamKernels, times in ps (a per-host part: analysis/hosts.py). The launch
     is the host event sharing the kernel's `correlation` (the CUDA runtime or driver call)."""
-    events = gpu_work_events(profile)
-    events = events[np.isin(meta_categories(profile)[profile.meta[events]], STREAM_CATEGORIES)]
-    start = profile.start_ps[events]
+    events, streams = gpu_work_streams(profile)
+    mine = np.isin(meta_categories(profile)[profile.meta[events]], STREAM_CATEGORIES)
+    events, start = events[mine], profile.start_ps[events[mine]]
     launch, launched = _launch_starts(profile, *int_stat(profile, events, "correlation"))
-    return StreamKernels(rank=rank_of(profile),
-                         stream=stream_ids(profile.stat_column(events, "stream")),
-                         start=start, end=start + profile.duration_ps[events], launch=launch,
+    return StreamKernels(rank=rank_of(profile), stream=streams[mine], start=start,
+                         end=start + profile.duration_ps[events], launch=launch,
                          launched=launched)
 
 
@@ -293,10 +308,9 @@ def _launch_starts(profile: Profile, has_corr: np.ndarray, correlation: np.ndarr
                    ) -> tuple[np.ndarray, np.ndarray]:
     """The start of the host event with each correlation id (the last one stored, where
     several share it), and whether there is one."""
-    calls = events_of(profile, set(meta_categories(profile).tolist()) - {""}, "host")
-    has_call, call_corr = int_stat(profile, calls, "correlation")
-    order = np.argsort(call_corr[has_call], kind="stable")
-    keys, starts = call_corr[has_call][order], profile.start_ps[calls[has_call]][order]
+    calls, call_corr = host_correlations(profile)
+    order = np.argsort(call_corr, kind="stable")
+    keys, starts = call_corr[order], profile.start_ps[calls][order]
     if not keys.shape[0]:
         return np.zeros(correlation.shape[0], np.int64), np.zeros(correlation.shape[0], bool)
     at = np.maximum(np.searchsorted(keys, correlation, side="right") - 1, 0)
