@@ -118,18 +118,14 @@ class DeviceMemory(AllocatorMemory):
         return table.reset_index(drop=True)[DEVICE_BREAKDOWN_COLUMNS]
 
 
-def live_rows(snapshots: pd.DataFrame, at: int) -> list[int]:
-    """Rows of the allocations up to row `at` whose address is not freed by then, in order
-    (an allocation at an address still held replaces the one there)."""
-    is_alloc = (snapshots["activity"].to_numpy()[:at + 1] == ALLOCATION).tolist()
-    address = snapshots["address"].to_numpy()[:at + 1].tolist()
-    live: dict[int, int] = {}
-    for row, (alloc, addr) in enumerate(zip(is_alloc, address, strict=True)):
-        if alloc:
-            live[addr] = row
-        else:
-            live.pop(addr, None)
-    return sorted(live.values())
+def live_rows(snapshots: pd.DataFrame, at: int) -> np.ndarray:
+    """Rows of the allocations up to row `at` whose address is not freed by then, in order: at
+    each address the last event up to `at`, where it is an allocation (one at an address still
+    held replaces the one there)."""
+    address = snapshots["address"].to_numpy()[:at + 1]
+    _, last_reversed = np.unique(address[::-1], return_index=True)
+    last = np.sort(at - last_reversed)
+    return last[snapshots["activity"].to_numpy()[last] == ALLOCATION]
 
 
 def kineto_memory_available(profile: Profile) -> bool:
