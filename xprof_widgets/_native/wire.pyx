@@ -626,3 +626,36 @@ cdef int _read_stat(const uint8_t* buf, int64_t pos, int64_t end, int64_t target
         span[k, 0] = s
         span[k, 1] = e
     return C_OK
+
+
+ctypedef fused range_t:
+    int16_t
+    int64_t
+
+
+def range_max(const range_t[::1] values, const int64_t[::1] second, const int64_t[::1] first,
+              const int64_t[::1] end):
+    """max(values[i] + second[i]) over each non-empty range [first[k], end[k]) (second empty:
+    of values alone), int64: a track's last end or deepest nesting with no column-sized sum or
+    copy made for it."""
+    cdef int64_t n = values.shape[0]
+    cdef int64_t k, i
+    cdef int64_t best, v
+    cdef bint add = second.shape[0] > 0
+    if first.shape[0] != end.shape[0] or (add and second.shape[0] != n):
+        raise ValueError("range_max: columns of different lengths")
+    for k in range(first.shape[0]):
+        if not 0 <= first[k] < end[k] <= n:
+            raise ValueError(f"range_max: range {k} ({first[k]}..{end[k]}) is empty or not "
+                             f"within the {n} values")
+    out = np.empty(first.shape[0], dtype=np.int64)
+    cdef int64_t[::1] result = out
+    with nogil:
+        for k in range(first.shape[0]):
+            best = values[first[k]] + (second[first[k]] if add else 0)
+            for i in range(first[k] + 1, end[k]):
+                v = values[i] + (second[i] if add else 0)
+                if v > best:
+                    best = v
+            result[k] = best
+    return out

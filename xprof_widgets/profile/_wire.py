@@ -20,10 +20,11 @@ from .._native.wire import (
     line_depths,
     order_and_depth,
     order_lines,
+    range_max,
     scan_layout,
     scan_stat,
 )
 
 __all__ = ["ERR_TRUNCATED", "ERR_VARINT", "ERR_WIRETYPE", "OK", "_len_field", "_varint",
-           "fill_events", "line_depths", "order_and_depth", "order_lines", "scan_layout",
-           "scan_stat"]
+           "fill_events", "line_depths", "order_and_depth", "order_lines", "range_max",
+           "scan_layout", "scan_stat"]

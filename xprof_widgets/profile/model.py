@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
+from ._wire import range_max
 from .cache import PROFILES
 from .clock import start_time_ns, wall_offset_ns
 from .release import release_memory
@@ -109,8 +110,8 @@ class Profile:
         end = table["end_event"].to_numpy(np.int64)
         table["n_events"] = end - first
         table["start_us"] = self.start_ps[first] / PS_PER_US
-        table["end_us"] = _range_max(self.start_ps + self.duration_ps, first, end) / PS_PER_US
-        table["max_depth"] = _range_max(self.depth, first, end).astype(np.int64)
+        table["end_us"] = range_max(self.start_ps, self.duration_ps, first, end) / PS_PER_US
+        table["max_depth"] = range_max(self.depth, np.empty(0, np.int64), first, end)
         table.index.name = "track"
         return table[columns]
 
@@ -367,17 +368,6 @@ class Profile:
         return (f"<Profile {self.source!r} run={self.run!r} hosts={len(self.hosts)} "
                 f"sections={kinds} tracks={len(self.tracks)} events={self.n_events:,} "
                 f"duration={self.duration_us / 1000:.3f} ms>")
-
-
-def _range_max(values: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """max(values[first[k]:end[k]]) for non-empty ranges given in any order (tracks are listed
-    in display order, which is not the order their events are stored in)."""
-    order = np.argsort(first, kind="stable")
-    edges = np.stack([first[order], end[order]], axis=1).ravel()
-    padded = np.append(values, values[:1])  # reduceat needs every edge < len
-    out = np.empty(first.shape[0], values.dtype)
-    out[order] = np.maximum.reduceat(padded, edges)[::2]
-    return out
 
 
 _HLO_HINT = ("HLO protos are written into `/host:metadata` by jax.profiler.trace on every "
