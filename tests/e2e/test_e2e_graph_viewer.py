@@ -100,3 +100,32 @@ def test_graph_viewer_draws_around_an_op(app_fixture, request):
     harness.run_in_kernel(page, "g.op = 'copy-start.2'")
     wait_op(page, "copy-start.2")
     assert "copy-start.2" in drawn_names(widget)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_op_profile_card_opens_the_op_in_the_graph_viewer(app_fixture, request):
+    """Inside the suite: pin an op in the Op Profile, click 'Open in Graph Viewer': the Graph
+    Viewer tab shows, drawn around that op; its card's 'Op Profile' button goes back."""
+    app = request.getfixturevalue(app_fixture)
+    cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(TPU)!r}, tool='op')\nsuite"]
+    page = app.open_and_run(app.notebook(f"graph_viewer_suite_{app.server.app}.ipynb", cells))
+    app.wait_ready(page, ".xw-op-profile[data-ready='1']")
+    view = page.locator(".xw-op-profile")
+    view.locator("tr[data-kind='group'] [data-toggle]").first.click()
+    view.locator("tr[data-kind='op'] td.xw-op-name").first.click()
+    card = view.locator(".xw-op-card:not([hidden])")
+    card.wait_for(timeout=30_000)
+    op = card.locator(".xw-op-card-title > span").first.inner_text()
+    card.get_by_role("button", name="Open in Graph Viewer").click()
+    wait_op(page, op)
+    graph = page.locator(".xw-gv[data-ready='1']")
+    assert graph.locator(".xw-gv-node.xw-gv-centre").get_attribute("data-name") == op
+    assert kernel_says(page, "suite.tool('graph').op", op) == op
+    harness.screenshot(graph, f"graph_viewer_from_op_profile_{app.server.app}")
+    graph.locator(".xw-gv-node.xw-gv-centre").click()
+    graph.locator(".xw-gv-card").get_by_role("button", name="Op Profile").click()
+    page.wait_for_function("() => document.querySelector('.xw-op-profile').checkVisibility()",
+                           timeout=20_000)
+    assert kernel_says(page, "suite.tool('op').name_filter", f"^{re.escape(op)}$") \
+        == f"^{re.escape(op)}$"
