@@ -1,11 +1,14 @@
-"""Decode benchmark: `open_profile` on synthetic TPU profiles, beside XProf's first trace_viewer@.
+"""Decode benchmark: `open_profile` on synthetic TPU profiles, 1 and 2 threads, beside XProf.
 
-    python tests/bench/bench_decode.py [--sizes 1e6 5e6 [5e7]] [--xprof-python PATH]
+    python tests/bench/bench_decode.py [--sizes 1e6 5e6 [5e7]] [--threads 1 2] [--xprof-python PATH]
 
-Prints one Markdown table: seconds and events/s to a decoded Profile (fresh process, compiled
-scanners already cached on disk), peak RSS, bytes per event the Profile keeps, and XProf's
-first `trace_viewer@` call on the same file (measured when xprof is installed, else the figures
-in FACTS.md, marked "published").
+Prints one Markdown table: per size and thread count (XPROF_WIDGETS_THREADS), seconds and
+events/s to a decoded Profile with its track table (fresh process, compiled scanners already
+cached on disk), the user and system CPU seconds and minor page faults of that call alone (the
+system time is mostly the kernel handing out fresh pages), faults per 1,000 events, peak RSS,
+bytes per event the Profile keeps, the speedup over one thread, and XProf's first
+`trace_viewer@` call on the same file (measured when xprof is installed, else the figures in
+FACTS.md, marked "published"). A second table splits one decode (on one thread) into its stages.
 """
 
 from __future__ import annotations
@@ -15,38 +18,88 @@ import argparse
 from common import measure, synthetic_file, table, xprof_python, xprof_trace_viewer
 
 DECODE = """
+    import os
+    os.environ["XPROF_WIDGETS_THREADS"] = {threads!r}
+    before = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     import xprof_widgets as xw
     profile = xw.open_profile({path!r})
+    profile.tracks
     seconds = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_SELF)
     host = profile._hosts[0]
     kept = sum(a.nbytes for a in (profile.start_ps, profile.duration_ps, profile.meta,
                                   profile.depth, host.details._record)) + len(host.details._data)
-    result = {{"seconds": seconds, "events": profile.n_events, "kept_bytes": kept}}
+    result = {{"seconds": seconds, "events": profile.n_events, "kept_bytes": kept,
+               "user": after.ru_utime - before.ru_utime, "sys": after.ru_stime - before.ru_stime,
+               "faults": after.ru_minflt - before.ru_minflt}}
+"""
+
+STAGES = """
+    import os
+    os.environ["XPROF_WIDGETS_THREADS"] = "1"
+    import tracemalloc
+    from xprof_widgets.profile.model import Profile
+    from xprof_widgets.profile.xspace import decode_xspace
+
+    def stage(run):
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        t = time.perf_counter()
+        value = run()
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        return value, [time.perf_counter() - t, after.ru_utime - before.ru_utime,
+                       after.ru_stime - before.ru_stime, after.ru_minflt - before.ru_minflt]
+
+    data, read = stage(lambda: open({path!r}, "rb").read())
+    tracemalloc.start()
+    trace, decode = stage(lambda: decode_xspace(data, {path!r}, "host"))
+    kept, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    _, build = stage(lambda: Profile([trace], source={path!r}))
+    result = {{"read": read, "decode": decode, "profile": build, "events": trace.n_events,
+               "decode_peak_mb": peak / 1e6, "decode_kept_mb": kept / 1e6}}
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["1e6", "5e6"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--xprof-python")
     parser.add_argument("--no-xprof", action="store_true", help="use the published figures")
     args = parser.parse_args()
     xprof = None if args.no_xprof else xprof_python(args.xprof_python)
     measure("import xprof_widgets as xw; xw.open_profile({!r}); result = {{}}".format(
         str(synthetic_file("1e6"))))  # compile and cache the scanners once, outside the timings
-    rows = []
+    rows, stages = [], []
     for label in args.sizes:
         path = synthetic_file(label)
-        ours = measure(DECODE.format(path=str(path)))
         x_s, x_mb, source = xprof_trace_viewer(label, path, xprof)
-        rows.append([label, ours["events"], path.stat().st_size / 2**20, ours["seconds"],
-                     ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
-                     ours["kept_bytes"] / ours["events"], x_s, x_mb, source,
-                     x_s / ours["seconds"], x_mb / ours["peak_rss_mb"]])
-    print(table(["N", "events", "file MiB", "open s", "M events/s", "peak RSS MB",
-                 "kept B/event", "XProf s", "XProf RSS MB", "XProf figures", "speedup",
-                 "RSS ratio"], rows))
+        one = None
+        for threads in args.threads:
+            ours = measure(DECODE.format(path=str(path), threads=str(threads)))
+            one = one or ours
+            rows.append([label, threads, ours["events"], path.stat().st_size / 2**20,
+                         ours["seconds"], ours["user"], ours["sys"], ours["faults"],
+                         ours["faults"] / ours["events"] * 1000,
+                         ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
+                         ours["kept_bytes"] / ours["events"], one["seconds"] / ours["seconds"],
+                         x_s, x_mb, source, x_s / ours["seconds"],
+                         x_mb / ours["peak_rss_mb"]])
+        split = measure(STAGES.format(path=str(path)))
+        for name in ("read", "decode", "profile"):
+            wall, user, system, faults = split[name]
+            stages.append([label, name, wall, user, system, faults,
+                           faults / split["events"] * 1000,
+                           split["decode_peak_mb"] if name == "decode" else "",
+                           split["decode_kept_mb"] if name == "decode" else ""])
+    print(table(["N", "threads", "events", "file MiB", "open s", "user s", "sys s",
+                 "minor faults", "faults/1k events", "M events/s", "peak RSS MB",
+                 "kept B/event", "vs 1 thread", "XProf s", "XProf RSS MB", "XProf figures",
+                 "speedup", "RSS ratio"], rows))
+    print()
+    print(table(["N", "stage", "wall s", "user s", "sys s", "minor faults", "faults/1k events",
+                 "traced peak MB", "traced kept MB"], stages))
 
 
 if __name__ == "__main__":
