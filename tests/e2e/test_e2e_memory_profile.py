@@ -220,3 +220,35 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
     title = widget.locator(".xw-mp-section").inner_text()
     assert "133.13 KiB" in title and "one row per allocation" in title
     picture(page, widget, "memory_profile_torch_cpu_notebook7")
+
+
+@pytest.mark.e2e
+def test_memory_profile_pytorch_in_the_suite_shows_an_allocation_in_the_trace(lab):
+    source = (f"import xprof_widgets as xw\n"
+              f"suite = xw.Profiler({str(TORCH_CPU)!r}, tool='memory_profile')\nsuite")
+    page = lab.open_and_run(lab.notebook("memory_profile_torch_suite.ipynb", [source]))
+    lab.wait_ready(page, READY)
+    assert "Click the timeline" in page.locator(".xw-mp .xw-mp-card").inner_text()
+    # An allocation followed by the longest quiet spell: a click inside it picks that one.
+    found = harness.run_in_kernel(page, (
+        "s = suite.tool('memory_profile').timeline()\n"
+        "gap = s['time_us'].diff().shift(-1).where(s['activity'] == 'allocation')\n"
+        "k = int(gap.idxmax())\n"
+        "print((s['time_us'].iat[k] + gap.iat[k] / 2) / 1000, s['cpu_op'].iat[k], sep='|')"))
+    click_ms, op = float(found.split("|")[0]), found.split("|")[1].strip()
+    point = page.evaluate(PLOT_POINT, [click_ms, 0.9])
+    page.mouse.click(point["x"], point["y"])
+    for _ in range(50):
+        shown = harness.run_in_kernel(page, (
+            "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))
+        if shown.startswith("trace"):
+            break
+        page.wait_for_timeout(100)
+    key, start, end = shown.split()
+    assert key == "trace" and float(start) < click_ms * 1000 < float(end)
+    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
+                           "?.dataset.selected || 0) > 0", timeout=30_000)
+    selected = harness.run_in_kernel(page, (
+        "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
+        "['name'])))"))
+    assert op.startswith("aten::") and op in selected and "[memory]" in selected
