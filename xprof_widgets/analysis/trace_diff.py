@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -58,9 +59,21 @@ def step_events(profile: Profile) -> pd.DataFrame:
                          "cpu": stream == -1})
 
 
-def trace_ops_part(profile: Profile) -> pd.DataFrame:
-    """One host's (rank's) events per profiler step, name and device (PART_COLUMNS): a part
-    for `host_parts`, grouped so that only a small table leaves the host."""
+@dataclass(frozen=True)
+class TraceOpsPart:
+    """One host's (rank's) part: its rank, the profiler steps its trace names (HTA's list of
+    iterations, steps that hold no event included), its events grouped (PART_COLUMNS)."""
+
+    rank: int
+    steps: list[int]
+    table: pd.DataFrame
+
+
+def trace_ops_part(profile: Profile) -> TraceOpsPart:
+    """One host's events per profiler step, name and device: a part for `host_parts`, grouped
+    so that only a small table leaves the host."""
+    names = profile.metadata["name"].to_numpy(dtype=object)
+    steps = sorted({n for n in (_step_number(str(name)) for name in names) if n >= 0})
     found = step_events(profile)
     found = found[found["iteration"] >= 0]
     events = found["event"].to_numpy(np.int64)
@@ -72,7 +85,7 @@ def trace_ops_part(profile: Profile) -> pd.DataFrame:
     out = frame.groupby(["iteration", "name", "device"], sort=True).agg(
         occurrences=("time_ps", "size"), time_ps=("time_ps", "sum")).reset_index()
     out.insert(0, "rank", rank_of(profile))
-    return out[PART_COLUMNS]
+    return TraceOpsPart(rank_of(profile), steps, out[PART_COLUMNS])
 
 
 def stream_numbers(values: np.ndarray) -> np.ndarray:
@@ -118,13 +131,15 @@ def _step_number(name: str) -> int:
     return int(found.group(1)) if found else -1
 
 
-def trace_parts(profile: Profile) -> pd.DataFrame:
-    """Every host's part together (memoized: both sides of many comparisons reuse it)."""
-    def build() -> pd.DataFrame:
-        parts = [p.part for p in host_parts(profile, trace_ops_part)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-            columns=PART_COLUMNS)
-    return profile.memo(("trace_diff_parts",), build)
+def trace_parts(profile: Profile) -> list[TraceOpsPart]:
+    """Every host's part (memoized: both sides of many comparisons reuse them)."""
+    return profile.memo(("trace_diff_parts",),
+                        lambda: [p.part for p in host_parts(profile, trace_ops_part)])
+
+
+def _table(parts: list[TraceOpsPart]) -> pd.DataFrame:
+    tables = [p.table for p in parts if len(p.table)]
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=PART_COLUMNS)
 
 
 def trace_scope(profile: Profile, rank: int | Sequence[int] | None = None,
@@ -132,12 +147,12 @@ def trace_scope(profile: Profile, rank: int | Sequence[int] | None = None,
     """The ranks and profiler steps compared: as asked, else the first of each (HTA's
     defaults); a ProfileError says what the profile has where it lacks one asked for."""
     parts = trace_parts(profile)
-    ranks = sorted({int(r) for r in parts["rank"]}) or [rank_of(profile)]
-    steps = sorted({int(i) for i in parts["iteration"]})
+    ranks = sorted({p.rank for p in parts}) or [rank_of(profile)]
     chosen_ranks = ranks[:1] if rank is None else _listed(rank)
     missing = sorted(set(chosen_ranks) - set(ranks))
     if missing:
         raise ProfileError(f"{profile.source}: no rank {missing}; ranks: {ranks}.")
+    steps = sorted({s for p in parts for s in p.steps})  # of every rank, as HTA lists them
     if not steps:
         raise ProfileError(f"{profile.source}: no ProfilerStep#N in the trace, so there is no "
                            "step to compare. Wrap each training step in torch.profiler's "
@@ -158,7 +173,7 @@ def trace_ops(profile: Profile, rank: int | Sequence[int] | None = None,
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     ranks, steps = trace_scope(profile, rank, iteration)
-    parts = trace_parts(profile)
+    parts = _table(trace_parts(profile))
     rows = parts[parts["rank"].isin(ranks) & parts["iteration"].isin(steps)]
     if device != "all":
         rows = rows[rows["device"] == device]
