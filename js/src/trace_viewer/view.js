@@ -7,8 +7,8 @@ import { h } from "../lib/dom.js";
 import { ownKeys } from "../lib/keys.js";
 import { helpOverlay } from "./dom.js";
 import { Renderer } from "./draw.js";
-import { inputMethods } from "./input.js";
 import { heldLayers, keepTiles } from "./held.js";
+import { inputMethods } from "./input.js";
 import { hostMethods } from "./hosts.js";
 import { AXIS_H, LABEL_W, buildLayout } from "./layout.js";
 import { navigationMethods } from "./navigate.js";
@@ -459,7 +459,6 @@ export class TraceView {
     d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
     d.settled = settled ? "1" : "0";
-    d.layers = String(layers.length);
     if (this.tile && d.ready !== "1") d.ready = "1";
   }
 
