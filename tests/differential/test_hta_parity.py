@@ -17,7 +17,9 @@ applied here to our inputs so that what remains must match; none is a tolerance:
 - NO_EMPTY_TYPES: HTA may list a kernel type with 0 us (two edges at one instant); we do not;
 - RANKS_SUMMED: HTA's kernel breakdown sums over ranks; ours is per rank;
 - ALL_IDLE_CATEGORIES: HTA lists an idle category of a stream only where some gap fell in it;
-  we list all three (0 us where none did).
+  we list all three (0 us where none did);
+- NO_GPU_WORK: on a Kineto trace without GPU work (a CPU-only run), HTA's temporal and idle
+  breakdowns raise and its overlap is one NaN row; all four of ours are empty tables.
 """
 
 from __future__ import annotations
@@ -83,6 +85,20 @@ def _with_streams() -> list[Path]:
 
 TRACES = _with_streams()
 IDS = [str(p.relative_to(CORPUS)) for p in TRACES]
+
+
+def _cpu_only() -> list[Path]:
+    """Kineto traces under tests/data with CPU ops but no event naming a stream."""
+    found = []
+    for path in sorted(CORPUS.parent.rglob("*.json*")):
+        text = path.read_bytes()
+        text = gzip.decompress(text) if text[:2] == b"\x1f\x8b" else text
+        if b'"traceEvents"' in text and b'"cpu_op"' in text and b'"stream"' not in text:
+            found.append(path)
+    return found
+
+
+CPU_ONLY = _cpu_only()
 
 
 @dataclass(frozen=True)
@@ -287,6 +303,36 @@ def test_whole_microsecond_traces_need_no_rule(path):
     assert_kinds_equal(kernel_breakdown(profile), hta.kinds)
     assert_overlap_equal(comm_comp_overlap(profile), hta.overlap)
     assert_idle_equal(idle_time_breakdown(profile), hta.idle)
+
+
+@pytest.mark.parametrize("path", CPU_ONLY, ids=[str(p.relative_to(CORPUS.parent))
+                                                for p in CPU_ONLY])
+def test_cpu_only_traces_have_no_breakdowns(path):
+    """NO_GPU_WORK: where HTA finds no GPU work (it raises, or answers NaN), ours are empty."""
+    tmp = Path(tempfile.mkdtemp(prefix="hta_parity_"))
+    try:
+        shutil.copy(path, tmp / path.name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.disable(logging.CRITICAL)
+            try:
+                analysis = hta_analysis.TraceAnalysis(trace_dir=str(tmp))
+                kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False,
+                                                             include_memory_kernels=True)
+                overlap = analysis.get_comm_comp_overlap(visualize=False)
+                with pytest.raises(IndexError):
+                    analysis.get_temporal_breakdown(visualize=False)
+                with pytest.raises((ValueError, KeyError)):  # nothing on a stream to split
+                    analysis.get_idle_time_breakdown(visualize=False)
+            finally:
+                logging.disable(logging.NOTSET)
+    finally:
+        shutil.rmtree(tmp)
+    assert kinds.empty and overlap["comp_comm_overlap_pctg"].isna().all()
+    profile = xw.open_profile(path)
+    for ours in (time_breakdown(profile), kernel_breakdown(profile),
+                 comm_comp_overlap(profile), idle_time_breakdown(profile)):
+        assert ours.empty, ours
 
 
 def test_ranks_of_one_job():
