@@ -18,8 +18,9 @@ from .input_pipeline import PARTS
 
 
 class Overview(RequestWidget):
-    """Run environment, step time and its breakdown, top HLO and framework ops, device compute
-    precision and recommendations (each linking, in the suite, to the tool it comes from)."""
+    """Run environment, step time and its breakdown, a PyTorch trace's GPU time breakdowns (as
+    HTA's), top HLO and framework ops, device compute precision and recommendations (each
+    linking, in the suite, to the tool it comes from)."""
 
     _bundle = "overview.js"
 
