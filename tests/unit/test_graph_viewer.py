@@ -192,6 +192,10 @@ def test_the_suite_opens_an_op_in_the_graph_viewer():
     assert viewer._linked
     suite.tool("op").link = {"tool": "graph", "op": "no-such-op", "at": 2}
     assert viewer.op == "copy-done.1"  # an op no module holds leaves the graph as it was
-    viewer.link = {"tool": "op", "op": "copy-done.1", "at": 3}
+    # The Memory Viewer's card names its module: the op of that module.
+    suite.tool("memory").link = {"tool": "graph", "op": "copy", "at": 3,
+                                 "module": "jit_broadcast_in_dim(11287434908481120160)"}
+    assert (viewer.module, viewer.op) == ("jit_broadcast_in_dim(11287434908481120160)", "copy")
+    viewer.link = {"tool": "op", "op": "copy-done.1", "at": 4}
     assert suite.tab_keys[suite.tabs.selected_index] == "op"
     assert suite.tool("op").name_filter == r"^copy\-done\.1$"

@@ -24,8 +24,9 @@ def logdir(make_logdir, tpu_path):
 def test_tabs_share_one_profile_and_are_made_when_shown(logdir):
     suite = xw.Profiler(logdir)
     titles = tuple(suite.tabs.get_title(i) for i in range(len(suite.tabs.children)))
-    assert titles == ("Overview", "Trace Viewer", "Op Profile", "Memory Viewer", "Input Pipeline",
-                      "Framework Op Stats", "HLO Stats", "Roofline Model", "Pod Viewer")
+    assert titles == ("Overview", "Trace Viewer", "Op Profile", "Memory Viewer", "Graph Viewer",
+                      "Input Pipeline", "Framework Op Stats", "HLO Stats", "Roofline Model",
+                      "Pod Viewer")
     assert set(suite._tools) == {"overview"}
     suite.tabs.selected_index = 1
     assert set(suite._tools) == {"overview", "trace"}
@@ -76,8 +77,8 @@ def test_an_op_link_moves_the_trace_viewer_to_it(logdir):
 
 
 def test_an_unknown_tool_is_refused(logdir):
-    with pytest.raises(ValueError, match="tool='graph'"):
-        xw.Profiler(logdir, tool="graph")
+    with pytest.raises(ValueError, match="tool='no_such_tool'"):
+        xw.Profiler(logdir, tool="no_such_tool")
 
 
 def test_views_ask_the_suite_for_links(logdir):

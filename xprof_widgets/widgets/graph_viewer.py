@@ -117,9 +117,15 @@ class GraphViewer(RequestWidget):
 
     def show(self, op: str, module: int | str | None = None) -> None:
         """Centres the graph on `op` (of `module`, or of the module holding it)."""
-        label = module_graph(self.profile, module).label if module is not None \
-            else (self.module if self.module and op in module_graph(self.profile, self.module)
-                  else find_module(self.profile, op))
+        if module is not None:
+            graph = module_graph(self.profile, module)
+            if op not in graph:
+                raise ProfileError(f"module {graph.label} has no instruction named {op!r}.")
+            label = graph.label
+        elif self.module and op in module_graph(self.profile, self.module):
+            label = self.module
+        else:
+            label = find_module(self.profile, op)
         with self.hold_sync():
             self.module, self.op = label, op
 

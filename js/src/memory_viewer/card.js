@@ -15,7 +15,7 @@ function exact(n) {
 }
 
 /** The card's children for row `i` of the bar rows (columns from the kernel's `view` answer). */
-export function cardContent(rows, i, { pinned, onLink, onUnpin, linkSent }) {
+export function cardContent(rows, i, { pinned, onLink, onGraph, onUnpin, linkSent }) {
   const type = rows.allocation_type[i];
   const padding = rows.padding_bytes[i];
   const expansion = rows.expansion[i];
@@ -39,6 +39,8 @@ export function cardContent(rows, i, { pinned, onLink, onUnpin, linkSent }) {
     NO_EVENTS.has(type) ? h("span", { className: "xw-mv-muted" }, `a ${type}: no op runs for it`)
       : h("button", { type: "button", className: "xw-mv-link", title: "set this widget's `link` trait; the "
         + "Profiler suite opens the op in its Trace Viewer", onclick: () => onLink(instruction) }, "show in Trace Viewer"),
+    onGraph ? h("button", { type: "button", className: "xw-mv-link", title: "the Profiler suite opens the "
+      + "defining instruction in its Graph Viewer", onclick: () => onGraph(instruction) }, "open in Graph Viewer") : null,
     linkSent ? h("div", { className: "xw-mv-card-sent" }, `link = {tool: "trace", op: "${instruction}"}`) : null);
   return [
     pinned ? h("a", { className: "xw-mv-card-pin", href: "#", onclick: (e) => { e.preventDefault(); onUnpin(); } },

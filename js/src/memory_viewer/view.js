@@ -188,15 +188,16 @@ export class MemoryViewerView {
       linkSent: this.linkSent !== null,
       onUnpin: () => this.pick(null),
       onLink: (op) => this.link(op),
+      onGraph: this.model.get("_linked") ? (op) => this.link(op, "graph") : null,
     }));
   }
 
   /** Ask for the op in the Trace Viewer: the suite observes `link` (cleared first, so asking twice
    * for the same op still notifies). */
-  link(op) {
+  link(op, tool = "trace") {
     this.model.set("link", {});
     this.model.save_changes();
-    this.model.set("link", { tool: "trace", op });
+    this.model.set("link", tool === "graph" ? { tool, op, module: this.model.get("module") } : { tool, op });
     this.model.save_changes();
     this.linkSent = op;
     this.showCard();

@@ -134,7 +134,8 @@ export const selectionMethods = {
         this.details.replaceChildren(detailsView(d, {
           trackName: (id) => this.trackNames.get(id) ?? String(id),
           onGo: (event) => this.goToEvent(event),
-          link: linkButton(this.model, "op", xlaOpName(d), "Open in Op Profile"),
+          link: [linkButton(this.model, "op", xlaOpName(d), "Open in Op Profile"),
+            linkButton(this.model, "graph", xlaOpName(d), "Open in Graph Viewer")],
         }));
         this.details.dataset.event = String(events[0]);
       }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
