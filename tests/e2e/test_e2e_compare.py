@@ -171,7 +171,7 @@ def test_two_pytorch_traces(request, app_name):
     panel = widget.locator("[data-panel='ops']")
     assert panel.locator(".xw-cmp-counts").inner_text().split() == [
         "32", "added", "138", "removed", "35", "more", "65", "fewer", "162", "same"]
-    assert "rank 3, step 1009 of before against rank 1, step 1009 of after" in panel.inner_text()
+    assert "Rank 3, step 1009 of before against rank 1, step 1009 of after" in panel.inner_text()
     table = panel.locator(".xw-dt")
     assert table.get_attribute("data-rows") == str(kernel(page, "len(cmp.trace_diff())"))
     first = table.locator("tbody tr").first.locator("td")

@@ -217,11 +217,12 @@ export class CompareView {
     for (const row of table.rows) n[row.count_change] = (n[row.count_change] ?? 0) + 1;
     counts.replaceChildren(...COUNT_ORDER.filter((c) => n[c]).map((c) => h("span", { className: "xw-cmp-badge", dataset: { status: c } }, `${n[c]} ${c}`)));
     const where = (ranks, steps) => `rank ${ranks.join(", ")}, step ${steps.join(", ")}`;
+    const capital = (text) => text[0].toUpperCase() + text.slice(1);
     this.el.dataset.opsBy = "trace";
     panel.append(
       h("div", { className: "xw-cmp-controls" }, h("span", {}, "Ops and kernels by name"), counts),
       h("p", { className: "xw-cmp-note" },
-        `${where(scope.ranks_before, scope.steps_before)} of before against ${where(scope.ranks_after, scope.steps_after)} of after: `
+        `${capital(where(scope.ranks_before, scope.steps_before))} of before against ${where(scope.ranks_after, scope.steps_after)} of after: `
         + "every event of the step by name, its count and total time, as HTA's TraceDiff.compare_traces counts them. "
         + `Sorted by the size of the change. Time unchanged: less than ${Math.round(report.threshold * 100)}% or ${report.floor_us} µs.`),
       table.el);
