@@ -83,8 +83,7 @@ def framework(profile: Profile) -> str | None:
     import pandas as pd
 
     names = pd.concat([profile.sections["name"], profile.tracks["name"]]).astype(str)
-    hlo = getattr(profile, "hlo_modules", None)  # a pod's profile has none of its own
-    modules = pd.Series([], dtype=str) if hlo is None else hlo["name"].astype(str)
+    modules = profile.hlo_modules["name"].astype(str)
     if ".pt.trace.json" in str(profile.source) or names.str.contains("PyTorch").any():
         return "PyTorch"
     if modules.str.match(r"(jit|pmap|xmap)_").any() or names.str.contains("PjRt|pjrt").any():

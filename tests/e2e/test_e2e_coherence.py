@@ -120,13 +120,15 @@ def check_tab(page, app, suite, profile: str, key: str, title: str, dark: bool) 
 
 def run_suite(app, dark: bool):
     paths = {k: str(v) for k, v in PROFILES.items()}
-    opened = f"import xprof_widgets as xw\nsuites = {{k: xw.Profiler(p) for k, p in {paths!r}.items()}}"
-    cells = [opened, "suites['tf_cpu']", "suites['tpu']"]
+    source = (f"import ipywidgets\nimport xprof_widgets as xw\n"
+              f"suites = {{k: xw.Profiler(p) for k, p in {paths!r}.items()}}\n"
+              "ipywidgets.VBox(list(suites.values()))")  # one output: both drawn together
+    cells = [source]
     page = app.open_and_run(app.notebook(f"coherence_{'dark' if dark else 'light'}.ipynb", cells))
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(not dark).lower()}'",
                            timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('.xw-suite-tabs').length === 2",
-                           timeout=180_000)
+                           timeout=240_000)
     return page
 
 
@@ -174,7 +176,7 @@ def test_every_tab_fits_and_follows_the_theme(app_fixture, request):
         wait_drawn(page, suite)
         roofline = suite.locator(f"{SHOWN} .xw-op-roofline").first
         png = roofline.screenshot()
-        harness.screenshot(roofline, f"coherence_{app.server.app}_roofline_light")
+        harness.screenshot(roofline, f"coherence_{app.server.app}_roofline_after_switch")
         assert light_tiles(png, [], roofline.bounding_box()), "the roofline stayed dark in light"
     finally:
         set_start_theme(app, dark=False)

@@ -8,6 +8,7 @@ switches tabs.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import threading
@@ -79,7 +80,7 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
         try:
             widget = widget_class(self.profile)
         except ProfileError as exc:  # a tool that cannot run on this profile says why
-            widget = ipywidgets.Label(f"{entry.name}: {exc}")
+            widget = _empty_state(f"No {entry.title} for this profile", str(exc))
         except Exception as exc:  # noqa: BLE001 - one tool's failure is its tab's alone
             note = (f"{self.profile.source}: the {entry.title} failed on this profile "
                     f"({describe(exc)}); the other tools are not affected.")
@@ -225,6 +226,16 @@ class Profiler(ClosedOnRerun, ipywidgets.VBox):
             self._tools.clear()
             self._lay_out()  # the new run may have other hosts, and other tools
             self.show(current if current in self.tab_keys else self.tab_keys[0])
+
+
+def _empty_state(title: str, text: str) -> ipywidgets.HTML:
+    """A tab that must say no, in the look of the views' own empty state (js/src/lib/empty.js),
+    from JupyterLab's theme variables; the text is escaped (it carries paths and names)."""
+    box = ("margin:12px;padding:10px 12px;border-left:3px solid var(--jp-border-color1,#bdbdbd);"
+           "background:var(--jp-layout-color1,#fafafa);color:var(--jp-ui-font-color1,#212121);"
+           "line-height:18px;max-width:120ch;white-space:pre-wrap;overflow-wrap:anywhere")
+    return ipywidgets.HTML(f'<div class="xw-empty" style="{box}"><b style="display:block">'
+                           f"{html.escape(title)}</b>{html.escape(text)}</div>")
 
 
 def _titled_tabs(children: list, titles: list[str]) -> ipywidgets.Tab:
