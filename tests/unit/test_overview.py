@@ -92,3 +92,14 @@ def test_precision_reads_the_result_type_and_skips_communication():
     p = _precision(Ops())
     assert p["compute_us"] == 5.0  # the collective and the copy are not compute
     assert p["compute_16bit_share"] == pytest.approx(0.8)  # fusion (bf16) and convert (f16)
+
+
+def test_a_pytorch_trace_names_its_gpu_and_is_not_told_it_lacks_xla_ops():
+    import gzip
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "data/public/hta/nccl_parser_config/nccl_data.json.gz"
+    header = json.loads(gzip.decompress(path.read_bytes()))["deviceProperties"]
+    data = overview(xw.open_profile(path))
+    assert data.run["device_type"] == header[0]["name"] == "NVIDIA A100-PG509-200"
+    assert not any("XLA" in note for note in data.notes)

@@ -101,7 +101,10 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
         try:
             op_analysis = analyze_op_profile(profile)
         except ProfileError as exc:
-            notes.append(str(exc))
+            from ..tools import framework  # the registry reads profiles, not the analyses
+
+            if framework(profile) != "PyTorch":  # Kineto records no XLA ops: nothing missing
+                notes.append(str(exc))
     if framework_analysis is None:
         framework_analysis = analyze_framework_op_stats(profile)
     steps, breakdown = _steps(input_analysis)
@@ -141,7 +144,7 @@ def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
         "device_core_count": 0 if kind == "CPU" else count,
         "device_kind": kind,
         "device_type": device.get("device_type") or ("CPU only" if devices.empty else
-                                                     devices["name"].iat[0]),
+                                                     _device_name(devices)),
         "devices": count,
         "duration_ms": profile.duration_us / 1000,
         "events": profile.n_events,
@@ -150,6 +153,14 @@ def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
         "bandwidth_utilization": device.get("bandwidth_utilization"),
         "idle_share": device.get("idle_share"),
     }
+
+
+def _device_name(devices: pd.DataFrame) -> str:
+    """What the first device is: the name its profiler gives it (Kineto's deviceProperties,
+    e.g. `NVIDIA A100-PG509-200`), else its section's name."""
+    stats = devices["stats"].iat[0]
+    named = stats.get("device_name") if isinstance(stats, dict) else None
+    return str(named) if named else str(devices["name"].iat[0])
 
 
 def _steps(analysis: InputPipelineAnalysis) -> tuple[dict[str, Any] | None, pd.DataFrame]:

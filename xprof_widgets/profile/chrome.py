@@ -52,6 +52,7 @@ def decode_chrome(data: bytes, source: str, host: str) -> HostTrace:
     builder.base_ns = _base_ns(header, builder.notes)
     if isinstance(header.get("distributedInfo"), dict):  # Kineto's rank, world size, backend
         builder.section_stats["distributedInfo"] = header["distributedInfo"]
+    builder.device_properties = _device_properties(header)
     return builder.build(events)
 
 
@@ -115,6 +116,15 @@ def _known_non_trace(doc: Any) -> str:
                 "action, bytes, category), not a trace; open the Kineto trace of the same run, "
                 "recorded with profile_memory=True, for its memory events.")
     return ""
+
+
+def _device_properties(header: dict) -> dict[int, dict]:
+    """Kineto's `deviceProperties` (the GPU's name, memory, SM count) by device id, which is
+    the pid of that GPU's process in the trace."""
+    listed = header.get("deviceProperties")
+    if not isinstance(listed, list):
+        return {}
+    return {d["id"]: d for d in listed if isinstance(d, dict) and type(d.get("id")) is int}
 
 
 def _base_ns(header: dict, notes: list[str]) -> int:
@@ -304,6 +314,7 @@ class _Builder:
         self.base_ns = 0  # the epoch ns that `ts` counts from (Kineto's baseTimeNanoseconds)
         self.shift_ps = 0  # what the columns subtract from each exact time: the origin, floored
         self.section_stats: dict[str, Any] = {}  # from the trace's header, on every process
+        self.device_properties: dict[int, dict] = {}  # Kineto's GPUs by id (= their pid)
         self.process_names: dict[Any, str] = {}
         self.process_labels: dict[Any, str] = {}  # Kineto's `process_labels`: "GPU 0", "CPU"
         self.device_pids: set = set()  # processes holding kernels, copies or memsets
@@ -620,7 +631,12 @@ class _Builder:
             kind = plane_kind(name) if name.startswith("/") else (
                 "device" if pid in self.device_pids or _is_device(label) or _is_device(name)
                 else "host")
-            sections.append(Section(name=name, kind=kind, stats=dict(self.section_stats),
+            stats = dict(self.section_stats)
+            gpu = self.device_properties.get(pid) if kind == "device" else None
+            if gpu is not None:
+                stats["device_name"] = str(gpu.get("name", ""))
+                stats["device_properties"] = gpu
+            sections.append(Section(name=name, kind=kind, stats=stats,
                                     sort_key=(pid not in self.process_order,
                                               self.process_order.get(pid, 0), kind != "device",
                                               natural_key(name))))
