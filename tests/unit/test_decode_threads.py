@@ -132,3 +132,18 @@ def test_balanced_groups_share_the_weight() -> None:
     assert loads == [101, 101]
     assert threads.balanced([5, 5], 8) == [[0], [1]]
     assert threads.run_parts(lambda x: x * 2, [1, 2, 3]) == [2, 4, 6]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+def test_metadata_ids_read_from_the_header_bytes_are_those_upb_parses(path: Path) -> None:
+    """The events decode while the headers parse only when the ids scanned from the bytes
+    number the rows as the parsed headers do; else they decode a second time."""
+    data = path.read_bytes()
+    buf = np.frombuffer(data, np.uint8)
+    planes, spans, *_ = xspace._layout(buf, str(path))
+    plane_spans = [spans[spans[:, 0] == k] for k in range(planes.shape[0])]
+    headers = [xspace._parse_header(xspace.XPlane, data, s)[0] for s in plane_spans]
+    parsed = xspace._PlaneTables(headers).row_maps
+    scanned = xspace._scanned_row_maps(buf, plane_spans)
+    assert xspace._same_rows(scanned, parsed)
+    assert sum(ids.shape[0] for ids, _ in parsed) == sum(len(h.event_metadata) for h in headers)

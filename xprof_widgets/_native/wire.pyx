@@ -659,3 +659,46 @@ def range_max(const range_t[::1] values, const int64_t[::1] second, const int64_
                     best = v
             result[k] = best
     return out
+
+
+def metadata_ids(const uint8_t[::1] buf, const int64_t[:, ::1] spans):
+    """The keys of the event_metadata map entries (XPlane field 4) among a plane's header
+    fields (scan_layout's header_spans rows of one plane), in file order, repeats kept; None
+    when a field is malformed (upb's parse then says why). The ids alone give each event its
+    metadata row, so events can be decoded while the headers are still being parsed."""
+    cdef int64_t n = 0, j, pos, end, field_start, entry_end, wt, field
+    cdef uint64_t tag, key
+    cdef const uint8_t* data = _data(buf)
+    for j in range(spans.shape[0]):
+        if spans.shape[1] < 3 or not 0 <= spans[j, 1] <= spans[j, 2] <= buf.shape[0]:
+            raise ValueError("metadata_ids: a span outside the bytes")
+    out = np.empty(spans.shape[0], dtype=np.int64)
+    cdef int64_t[::1] keys = out
+    for j in range(spans.shape[0]):
+        pos = spans[j, 1]
+        end = spans[j, 2]
+        pos = read_varint(data, pos, end, &tag)
+        if pos < 0:
+            return None
+        if (tag >> 3) != 4 or (tag & 7) != 2:
+            continue
+        pos = len_field(data, pos, end, &entry_end)
+        if pos < 0:
+            return None
+        key = 0
+        while pos < entry_end:
+            field_start = pos
+            pos = read_varint(data, pos, entry_end, &tag)
+            if pos < 0:
+                return None
+            wt = <int64_t>(tag & 7)
+            field = <int64_t>(tag >> 3)
+            if field == 1 and wt == 0:
+                pos = read_varint(data, pos, entry_end, &key)
+            else:
+                pos = skip_field(data, pos, entry_end, wt)
+            if pos < 0:
+                return None
+        keys[n] = <int64_t>key
+        n += 1
+    return out[:n]

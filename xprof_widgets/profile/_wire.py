@@ -18,6 +18,7 @@ from .._native.wire import (
     _varint,
     fill_events,
     line_depths,
+    metadata_ids,
     order_and_depth,
     order_lines,
     range_max,
@@ -26,5 +27,5 @@ from .._native.wire import (
 )
 
 __all__ = ["ERR_TRUNCATED", "ERR_VARINT", "ERR_WIRETYPE", "OK", "_len_field", "_varint",
-           "fill_events", "line_depths", "order_and_depth", "order_lines", "range_max",
-           "scan_layout", "scan_stat"]
+           "fill_events", "line_depths", "metadata_ids", "order_and_depth", "order_lines",
+           "range_max", "scan_layout", "scan_stat"]

@@ -8,6 +8,9 @@ alone. The parsed message tree never holds events, and nothing of it outlives th
 from __future__ import annotations
 
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -61,22 +64,36 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
                            "Capture the profile again; the writer may have been interrupted.")
     buf = np.frombuffer(data, dtype=np.uint8)
     planes, spans, lines, line_names, chunks = _layout(buf, source)
-    warnings: list[str] = []
-    space, why = _parse_header(XSpace, data, spans[spans[:, 0] == -1])
-    if why:
-        warnings.append(f"{source}: the errors and warnings the profiler wrote were left out: "
-                        f"they do not parse ({why}).")
-    headers, unreadable = [], []
-    for k in range(planes.shape[0]):
-        plane, why = _parse_header(XPlane, data, spans[spans[:, 0] == k])
+    plane_spans = [spans[spans[:, 0] == k] for k in range(planes.shape[0])]
+    events = _EventFill(buf, source, chunks, lines)
+    # The events decode on worker threads from the metadata ids alone while this thread
+    # parses the headers; should the parsed headers give other rows (a plane that does not
+    # parse), they decode again.
+    scanned = _scanned_row_maps(buf, plane_spans)
+    threads = decode_threads()
+    with ThreadPoolExecutor(threads, thread_name_prefix="xprof-decode") if threads > 1 \
+            else nullcontext() as pool:
+        pending = events.start(_lookup(scanned, []), threads, pool) if scanned else None
+        warnings: list[str] = []
+        space, why = _parse_header(XSpace, data, spans[spans[:, 0] == -1])
         if why:
-            plane.name = f"<plane {k}, unreadable>"
-            unreadable.append(k)
-            warnings.append(f"{source}: plane {k} was left out with its events: its name or "
-                            f"metadata do not parse ({why}).")
-        headers.append(plane)
-    tables = _PlaneTables(headers)
-    lines, shift_ps, columns, dropped = _events(buf, source, chunks, lines, tables, unreadable)
+            warnings.append(f"{source}: the errors and warnings the profiler wrote were left "
+                            f"out: they do not parse ({why}).")
+        headers, unreadable = [], []
+        for k in range(planes.shape[0]):
+            plane, why = _parse_header(XPlane, data, plane_spans[k])
+            if why:
+                plane.name = f"<plane {k}, unreadable>"
+                unreadable.append(k)
+                warnings.append(f"{source}: plane {k} was left out with its events: its name "
+                                f"or metadata do not parse ({why}).")
+            headers.append(plane)
+        tables = _PlaneTables(headers)
+        results = events.wait(pending)
+    if results is None or unreadable or not _same_rows(scanned, tables.row_maps):
+        results = events.wait(events.start(_lookup(tables.row_maps, unreadable), threads,
+                                           None))
+    lines, shift_ps, columns, dropped = events.columns(results, tables, unreadable)
     return _assemble(data, source, host, space, headers, tables, planes[:, 0].copy(), lines,
                      line_names, shift_ps, columns, dropped, warnings)
 
@@ -89,7 +106,7 @@ threads evenly, large enough that the chunk table stays small (800 rows for 5e7 
 def _layout(buf: np.ndarray, source: str) -> tuple[np.ndarray, ...]:
     """scan_layout's tables, sized in its first pass when they are large enough (the common
     case: a few planes, lines and spans), else by the counts it returned."""
-    sizes = (64, 4096, 4096, 1 + buf.shape[0] // (_CHUNK_EVENTS * 8))
+    sizes = (64, 4096, 4096, 4096 + buf.shape[0] // (_CHUNK_EVENTS * 8))
     for _ in range(2):
         out = (np.empty((sizes[0], 2), np.int64), np.empty((sizes[1], 3), np.int64),
                np.empty((sizes[2], 7), np.int64), np.empty((sizes[2], 4), np.int64),
@@ -114,9 +131,9 @@ def _unreadable(source: str, status: int, where: int, size: int) -> str:
 
 
 class _PlaneTables:
-    """The planes' metadata as tables: every plane's event metadata in rows (names, stats)
-    and how its metadata ids find their rows (`plane_rows`, `table`, `ids`: fill_events'
-    lookup), the sections, stat names and HLO protos."""
+    """The planes' metadata as tables: every plane's event metadata in rows (names, stats),
+    each plane's sorted ids and their rows (`row_maps`), the sections, stat names and HLO
+    protos."""
 
     def __init__(self, headers: list):
         self.sections: list[Section] = []
@@ -149,88 +166,134 @@ class _PlaneTables:
                 self.meta_section.append(self.section_of_plane[k])
                 self.meta_stats.append(stats_dict(md.stats, names_of_stats))
 
-    def lookup(self, skipped: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """fill_events' (plane_rows, table, ids): a dense table where writers number metadata
-        1..n (a plain gather), the sorted ids to search elsewhere; `skipped` planes map every
-        id to row 0 (their events are dropped)."""
-        plane_rows = np.zeros((len(self.row_maps), 5), np.int64)
-        dense: list[np.ndarray] = []
-        dense_size = 0
-        for k, (ids, rows) in enumerate(self.row_maps):
-            first = int(rows[0]) if rows.shape[0] else 0
-            if k in skipped:
-                plane_rows[k] = (0, -2, 0, 0, 0)
-            elif ids.shape[0] and 0 <= ids[0] and ids[-1] < 8 * ids.shape[0] + 4096:
-                table = np.full(int(ids[-1]) + 1, -1, np.int32)
-                table[ids] = rows
-                plane_rows[k] = (dense_size, table.shape[0], 0, 0, first)
-                dense.append(table)
-                dense_size += table.shape[0]
-            else:
-                plane_rows[k] = (0, -1, 0, 0, first)
-        sorted_ids = [np.empty(0, np.int64)]
-        at = 0
-        for k, (ids, _) in enumerate(self.row_maps):
-            if plane_rows[k, 1] == -1:
-                plane_rows[k, 2:4] = (at, at + ids.shape[0])
-                sorted_ids.append(ids)
-                at += ids.shape[0]
-        table = np.concatenate(dense) if dense else np.empty(0, np.int32)
-        return plane_rows, table, np.concatenate(sorted_ids)
-
     def rows(self) -> MetadataRows:
         return MetadataRows(self.names, self.display_names, self.meta_section, self.meta_stats)
 
 
-def _events(buf: np.ndarray, source: str, chunks: np.ndarray, lines: np.ndarray,
-            tables: _PlaneTables, unreadable: list[int]
-            ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], int]:
+def _lookup(row_maps: list[tuple[np.ndarray, np.ndarray]], skipped: list[int]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """fill_events' (plane_rows, table, ids) from each plane's sorted metadata ids and their
+    rows: a dense table where writers number metadata 1..n (a plain gather), the sorted ids
+    to search elsewhere; `skipped` planes map every id to row 0 (their events are dropped)."""
+    plane_rows = np.zeros((len(row_maps), 5), np.int64)
+    dense: list[np.ndarray] = []
+    dense_size = 0
+    for k, (ids, rows) in enumerate(row_maps):
+        first = int(rows[0]) if rows.shape[0] else 0
+        if k in skipped:
+            plane_rows[k] = (0, -2, 0, 0, 0)
+        elif ids.shape[0] and 0 <= ids[0] and ids[-1] < 8 * ids.shape[0] + 4096:
+            table = np.full(int(ids[-1]) + 1, -1, np.int32)
+            table[ids] = rows
+            plane_rows[k] = (dense_size, table.shape[0], 0, 0, first)
+            dense.append(table)
+            dense_size += table.shape[0]
+        else:
+            plane_rows[k] = (0, -1, 0, 0, first)
+    sorted_ids = [np.empty(0, np.int64)]
+    at = 0
+    for k, (ids, _) in enumerate(row_maps):
+        if plane_rows[k, 1] == -1:
+            plane_rows[k, 2:4] = (at, at + ids.shape[0])
+            sorted_ids.append(ids)
+            at += ids.shape[0]
+    table = np.concatenate(dense) if dense else np.empty(0, np.int32)
+    return plane_rows, table, np.concatenate(sorted_ids)
+
+
+def _scanned_row_maps(buf: np.ndarray, plane_spans: list[np.ndarray]
+                      ) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Each plane's (sorted metadata ids, rows) as _PlaneTables will number them, read from
+    the map keys in its header bytes; None when a header is malformed."""
+    out, first = [], 0
+    for spans in plane_spans:
+        keys = _wire.metadata_ids(buf, spans)
+        if keys is None:
+            return None
+        ids = np.unique(keys)
+        out.append((ids, np.arange(first, first + ids.shape[0], dtype=np.int64)))
+        first += ids.shape[0]
+    return out
+
+
+def _same_rows(scanned: list[tuple[np.ndarray, np.ndarray]] | None,
+               parsed: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    return scanned is not None and len(scanned) == len(parsed) and all(
+        np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        for a, b in zip(scanned, parsed, strict=True))
+
+
+class _EventFill:
     """The event columns (metadata row, offset, duration, record), each allocated once at its
-    final size and filled in place by worker threads; returns them with the lines and shifts
-    of `_times_in_range`. Metadata ids without a row (rare: a writer's bug) are decoded again
-    as ids and given placeholder rows after the events out of range are dropped."""
-    n = int(lines[-1, 6]) if lines.shape[0] else 0
-    # A file under 4 GiB needs 4 bytes per record offset, not 8.
-    record = np.empty(n, np.uint32 if buf.shape[0] < 2**32 - 1 else np.int64)
-    meta = np.empty(n, np.int32)
-    offset, duration = np.empty(n, np.int64), np.empty(n, np.int64)
-    plane_rows, table, ids = tables.lookup(unreadable)
-    plane_of_line = np.ascontiguousarray(lines[:, 0])
-    no_ids = np.empty(0, np.int64)
+    final size and filled in place, chunk by chunk, on worker threads."""
 
-    def fill(part: np.ndarray, raw: np.ndarray = no_ids) -> tuple:
-        return _wire.fill_events(buf, part, plane_of_line, plane_rows, table, ids,
-                                 _TIME_LIMIT_PS, meta, raw, offset, duration, record)
+    def __init__(self, buf: np.ndarray, source: str, chunks: np.ndarray, lines: np.ndarray):
+        self.buf, self.source, self.chunks, self.lines = buf, source, chunks, lines
+        self.n = n = int(lines[-1, 6]) if lines.shape[0] else 0
+        # A file under 4 GiB needs 4 bytes per record offset, not 8.
+        self.record = np.empty(n, np.uint32 if buf.shape[0] < 2**32 - 1 else np.int64)
+        self.meta = np.empty(n, np.int32)
+        self.offset, self.duration = np.empty(n, np.int64), np.empty(n, np.int64)
+        self.plane_of_line = np.ascontiguousarray(lines[:, 0])
 
-    results = run_parts(fill, _chunk_parts(chunks, decode_threads()))
-    for status, where, _, _ in results:
-        if status != _wire.OK:
-            raise ProfileError(_unreadable(source, status, where, buf.shape[0]))
-    missing = sum(r[2] for r in results)
-    suspect = sum(r[3] for r in results) > 0
-    columns = (meta, offset, duration, record)
-    if missing:
-        raw_ids = np.empty(n, np.int64)
-        fill(chunks, raw_ids)
-        columns = (raw_ids, offset, duration, record)
-    if unreadable:
-        on_plane = np.repeat(lines[:, 0], lines[:, 6] - lines[:, 5])
-        lines, columns = _kept(lines, ~np.isin(on_plane, unreadable), columns)
-    lines, shift_ps, columns, dropped = _times_in_range(lines, *columns, suspect=suspect)
-    if missing:
-        meta, rest = columns[0], columns[1:]
-        rows = np.empty(meta.shape[0], np.int32)
-        for k, (plane_ids, plane_rows_of_ids) in enumerate(tables.row_maps):
-            own_lines = lines[lines[:, 0] == k]
-            if not own_lines.shape[0]:
-                continue
-            # The scanner numbers events in file order, so a plane's events are contiguous.
-            mine = slice(int(own_lines[:, 5].min()), int(own_lines[:, 6].max()))
-            rows[mine] = _rows_of(plane_ids, plane_rows_of_ids, meta[mine], tables.names,
-                                  tables.display_names, tables.meta_section,
-                                  tables.meta_stats, tables.section_of_plane[k])
-        columns = (rows, *rest)
-    return lines, shift_ps, columns, dropped
+    def _fill(self, lookup: tuple, part: np.ndarray, raw: np.ndarray | None = None) -> tuple:
+        return _wire.fill_events(self.buf, part, self.plane_of_line, *lookup, _TIME_LIMIT_PS,
+                                 self.meta, np.empty(0, np.int64) if raw is None else raw,
+                                 self.offset, self.duration, self.record)
+
+    def start(self, lookup: tuple, threads: int, pool: ThreadPoolExecutor | None) -> list:
+        """Decodes every chunk with `lookup` (`_lookup`'s tables): on the pool's threads when
+        there is a pool (returns at once), else on this one; what `wait` takes."""
+        parts = _chunk_parts(self.chunks, threads)
+        if pool is None:
+            return run_parts(partial(self._fill, lookup), parts)
+        return [pool.submit(self._fill, lookup, part) for part in parts]
+
+    @staticmethod
+    def wait(pending: list | None) -> list | None:
+        if pending is None:
+            return None
+        return [r.result() if isinstance(r, Future) else r for r in pending]
+
+    def columns(self, results: list, tables: _PlaneTables, unreadable: list[int]
+                ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], int]:
+        """The columns with the lines and shifts of `_times_in_range`, or the first error in
+        file order. Metadata ids without a row (rare: a writer's bug) are decoded again as
+        ids and given placeholder rows after the events out of range are dropped."""
+        for status, where, _, _ in results:
+            if status != _wire.OK:
+                raise ProfileError(_unreadable(self.source, status, where, self.buf.shape[0]))
+        missing = sum(r[2] for r in results)
+        suspect = sum(r[3] for r in results) > 0
+        lines = self.lines
+        columns = (self.meta, self.offset, self.duration, self.record)
+        if missing:
+            raw_ids = np.empty(self.n, np.int64)
+            self._fill(_lookup(tables.row_maps, unreadable), self.chunks, raw_ids)
+            columns = (raw_ids, *columns[1:])
+        if unreadable:
+            on_plane = np.repeat(lines[:, 0], lines[:, 6] - lines[:, 5])
+            lines, columns = _kept(lines, ~np.isin(on_plane, unreadable), columns)
+        lines, shift_ps, columns, dropped = _times_in_range(lines, *columns, suspect=suspect)
+        if missing:
+            columns = (_placeholder_rows(columns[0], lines, tables), *columns[1:])
+        return lines, shift_ps, columns, dropped
+
+
+def _placeholder_rows(meta_ids: np.ndarray, lines: np.ndarray, tables: _PlaneTables
+                      ) -> np.ndarray:
+    """The metadata row of each event by its id, a placeholder row for an id its plane lacks."""
+    rows = np.empty(meta_ids.shape[0], np.int32)
+    for k, (plane_ids, plane_rows) in enumerate(tables.row_maps):
+        own_lines = lines[lines[:, 0] == k]
+        if not own_lines.shape[0]:
+            continue
+        # The scanner numbers events in file order, so a plane's events are contiguous.
+        mine = slice(int(own_lines[:, 5].min()), int(own_lines[:, 6].max()))
+        rows[mine] = _rows_of(plane_ids, plane_rows, meta_ids[mine], tables.names,
+                              tables.display_names, tables.meta_section, tables.meta_stats,
+                              tables.section_of_plane[k])
+    return rows
 
 
 def _chunk_parts(chunks: np.ndarray, threads: int) -> list[np.ndarray]:
