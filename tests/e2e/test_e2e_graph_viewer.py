@@ -129,3 +129,27 @@ def test_op_profile_card_opens_the_op_in_the_graph_viewer(app_fixture, request):
                            timeout=20_000)
     assert kernel_says(page, "suite.tool('op').name_filter", f"^{re.escape(op)}$") \
         == f"^{re.escape(op)}$"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_memory_viewer_card_opens_the_defining_instruction(app_fixture, request):
+    """Inside the suite: the Memory Viewer's pinned buffer card, 'open in Graph Viewer': the
+    Graph Viewer tab, the buffer's module, drawn around the instruction that defines it."""
+    import test_e2e_memory_viewer as memory
+
+    app = request.getfixturevalue(app_fixture)
+    cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(TPU)!r}, tool='memory')\nsuite"]
+    page = app.open_and_run(app.notebook(f"graph_viewer_memory_{app.server.app}.ipynb", cells))
+    app.wait_ready(page, ".xw-mv[data-ready='1']")
+    point = memory.bar_point(page, "size", 0)
+    page.mouse.click(point["x"], point["y"])
+    card = page.locator(".xw-mv-card[data-buffer]")
+    card.wait_for(timeout=10_000)
+    op = card.locator(".xw-mv-card-op code").inner_text()
+    card.get_by_role("button", name="open in Graph Viewer").click()
+    wait_op(page, op)
+    graph = page.locator(".xw-gv[data-ready='1']")
+    assert graph.locator(".xw-gv-node.xw-gv-centre").get_attribute("data-name") == op
+    assert "jit_f(12190760917235803885)" in graph.locator(".xw-gv-title").inner_text()
+    harness.screenshot(graph, f"graph_viewer_from_memory_viewer_{app.server.app}")
