@@ -293,3 +293,34 @@ def test_the_suite_shows_an_allocation_in_the_trace():
         assert {row["op_name"], "[memory]", "ProfilerStep#3"} <= names
     finally:
         suite.close()
+
+
+def _memory(ts: float, addr: int, size: int, **args) -> dict:
+    return {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1,
+            "tid": 1, "ts": ts, "args": {"Addr": addr, "Bytes": size, "Device Type": 1,
+                                         "Device Id": 0, **args}}
+
+
+def test_events_without_totals_count_from_zero(tmp_path):
+    """PyTorch 1.x wrote `[memory]` events with Bytes and no totals: allocated is the running
+    sum from 0, and from a stated total where one appears; an event without Bytes is left out."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 10,
+         "dur": 5},
+        _memory(11, 0xA0, 100), _memory(12, 0xB0, 50), _memory(20, 0xA0, -100),
+        _memory(21, 0xC0, 30, **{"Total Allocated": 1000, "Total Reserved": 2048}),
+        _memory(22, 0xD0, 40), _memory(23, 0xD0, "40"),
+    ]
+    path = tmp_path / "old_torch.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    memory = analyze_memory_profile(xw.open_profile(path)).allocator("cuda:0")
+    s = memory.snapshots
+    assert s["heap_allocated_bytes"].tolist() == [100, 150, 50, 1000, 1040]
+    assert s["reserved_bytes"].tolist() == [0, 0, 0, 2048, 0]
+    assert s["cpu_op"].tolist() == ["aten::empty", "aten::empty", "", "", ""]
+    assert s["op_name"].tolist() == ["aten::empty", "aten::empty", "aten::empty", "", ""]
+    table = memory.breakdown()
+    assert memory.summary()["peak_bytes"] == 1040
+    assert table["address"].tolist() == [0xB0, 0xD0, 0xC0, 0]
+    assert table["op_name"].tolist() == ["aten::empty", "", "", BEFORE_TRACE]
+    assert table["allocation_bytes"].tolist() == [50, 40, 30, 920]

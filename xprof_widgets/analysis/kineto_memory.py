@@ -11,7 +11,8 @@ They are read here as the allocator snapshots of the memory profile (memory_prof
 one table, chart and view serve both, one memory id per device (`cuda:0`, `cpu`, as torch names
 devices; accelerators first):
 
-- heap_allocated_bytes = `Total Allocated`; free_memory_bytes = `Total Reserved` less it
+- heap_allocated_bytes = `Total Allocated` (where an event lacks it, as PyTorch 1.x's do: the
+  last stated total plus the `Bytes` since); free_memory_bytes = `Total Reserved` less it
   (reserved, not handed out; 0 where nothing is reserved); stack 0; fragmentation unknown (NaN);
 - requested and allocation bytes = |`Bytes`|; op_name = the innermost `cpu_op` on the event's
   thread that encloses it, and a free takes its allocation's op (as XProf's deallocations do);
@@ -148,7 +149,7 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
     events = memory_events(profile)
     args = args_of(profile, events, _ARGS)
     numbers = {name: _ints(args[name]) for name in _ARGS}
-    whole = numbers["Bytes"][0] & numbers["Total Allocated"][0]
+    whole = numbers["Bytes"][0]
     events = events[whole]
     if not events.shape[0]:
         return []
@@ -156,6 +157,7 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
              for name, (present, values) in numbers.items()}
     has_idx = numbers["Ev Idx"][0][whole]
     frame = _snapshots(profile, events, value, has_idx)
+    frame["stated"] = numbers["Total Allocated"][0][whole]
     device_type = value["Device Type"]
     device_id = np.where(numbers["Device Id"][0][whole], value["Device Id"], -1)
     markers = find_steps(profile).markers
@@ -165,10 +167,27 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
         mine = (device_type == dtype) & (device_id == did)
         snaps = frame[mine].sort_values(["time_ps", "ev_idx", "event"], kind="stable")
         snaps = snaps.reset_index(drop=True)
+        _allocated(snaps, snaps.pop("stated").to_numpy())
         snaps["step"] = steps_of(snaps["time_ps"].to_numpy(), markers)
         inherit_allocations(snaps)
         out.append((device_name(dtype, did), snaps))
     return out
+
+
+def _allocated(snaps: pd.DataFrame, stated: np.ndarray) -> None:
+    """The allocated bytes after each event, in place: `Total Allocated` where the event states
+    it, else the last stated total (0 before any) plus the `Bytes` since (PyTorch 1.x's
+    `[memory]` events carry no totals)."""
+    signed = np.where(snaps["activity"].to_numpy() == ALLOCATION, 1, -1) * \
+        snaps["allocation_bytes"].to_numpy(np.int64)
+    running = np.cumsum(signed)
+    heap = snaps["heap_allocated_bytes"].to_numpy(np.int64)
+    last = np.maximum.accumulate(np.where(stated, np.arange(stated.shape[0]), -1))
+    base = np.where(last >= 0, (heap - running)[np.maximum(last, 0)], 0)
+    allocated = np.where(stated, heap, running + base)
+    for column in ("heap_allocated_bytes", "in_use_bytes", "peak_bytes_in_use"):
+        snaps[column] = allocated
+    snaps["free_memory_bytes"] = np.maximum(snaps["reserved_bytes"].to_numpy() - allocated, 0)
 
 
 def device_name(device_type: int, device_id: int) -> str:
@@ -188,7 +207,8 @@ def _ints(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _snapshots(profile: Profile, events: np.ndarray, value: dict[str, np.ndarray],
                has_idx: np.ndarray) -> pd.DataFrame:
-    """SNAPSHOT_COLUMNS (less step) and the extra columns, in storage order."""
+    """SNAPSHOT_COLUMNS (less step; the allocated and free bytes as stated, filled per device
+    by `_allocated`) and the extra columns, in storage order."""
     size = value["Bytes"]
     allocated, reserved = value["Total Allocated"], value["Total Reserved"]
     is_alloc = size > 0
@@ -202,8 +222,7 @@ def _snapshots(profile: Profile, events: np.ndarray, value: dict[str, np.ndarray
         "time_ps": profile.start_ps[events],
         "activity": np.where(is_alloc, ALLOCATION, DEALLOCATION).astype(object),
         "stack_reserved_bytes": np.zeros(n, np.int64),
-        "heap_allocated_bytes": allocated,
-        "free_memory_bytes": np.maximum(reserved - allocated, 0),
+        "heap_allocated_bytes": allocated, "free_memory_bytes": np.zeros(n, np.int64),
         "in_use_bytes": allocated, "fragmentation": np.full(n, np.nan),
         "peak_bytes_in_use": allocated,
         "requested_bytes": np.abs(size), "allocation_bytes": np.abs(size),
