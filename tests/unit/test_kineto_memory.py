@@ -302,7 +302,7 @@ def _memory(ts: float, addr: int, size: int, **args) -> dict:
 
 
 def test_events_without_totals_count_from_zero(tmp_path):
-    """PyTorch 1.x wrote `[memory]` events with Bytes and no totals: allocated is the running
+    """`[memory]` events without totals (as an older PyTorch may write): allocated is the running
     sum from 0, and from a stated total where one appears; an event without Bytes is left out."""
     events = [
         {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 10,

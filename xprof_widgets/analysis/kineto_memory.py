@@ -11,8 +11,8 @@ They are read here as the allocator snapshots of the memory profile (memory_prof
 one table, chart and view serve both, one memory id per device (`cuda:0`, `cpu`, as torch names
 devices; accelerators first):
 
-- heap_allocated_bytes = `Total Allocated` (where an event lacks it, as PyTorch 1.x's do: the
-  last stated total plus the `Bytes` since); free_memory_bytes = `Total Reserved` less it
+- heap_allocated_bytes = `Total Allocated` (where an event lacks it, as older PyTorch's may:
+  the last stated total plus the `Bytes` since); free_memory_bytes = `Total Reserved` less it
   (reserved, not handed out; 0 where nothing is reserved); stack 0; fragmentation unknown (NaN);
 - requested and allocation bytes = |`Bytes`|; op_name = the innermost `cpu_op` on the event's
   thread that encloses it, and a free takes its allocation's op (as XProf's deallocations do);
@@ -176,8 +176,8 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
 
 def _allocated(snaps: pd.DataFrame, stated: np.ndarray) -> None:
     """The allocated bytes after each event, in place: `Total Allocated` where the event states
-    it, else the last stated total (0 before any) plus the `Bytes` since (PyTorch 1.x's
-    `[memory]` events carry no totals)."""
+    it, else the last stated total (0 before any) plus the `Bytes` since (an older PyTorch's
+    `[memory]` events may carry no totals)."""
     signed = np.where(snaps["activity"].to_numpy() == ALLOCATION, 1, -1) * \
         snaps["allocation_bytes"].to_numpy(np.int64)
     running = np.cumsum(signed)
