@@ -323,7 +323,8 @@ export class GraphView {
     this.placeCard(row);
   }
 
-  /** The card beside its node (right of it, else left of it), never over it. */
+  /** The card beside its node (right of it, else left of it), never over it, inside the stage
+   * as far as it fits. */
   placeCard(row) {
     const n = this.graph.layout.nodes.find((b) => b.row === row);
     if (!n) return;
@@ -333,9 +334,11 @@ export class GraphView {
     const right = stageLeft + x + (n.x + n.width / 2) * k + 8;
     const left = stageLeft + x + (n.x - n.width / 2) * k - 8 - cardW;
     const fits = right + cardW <= stageLeft + this.stage.clientWidth;
-    const top = this.stage.offsetTop + y + (n.y - n.height / 2) * k;
+    const stageTop = this.stage.offsetTop;
+    const lowest = stageTop + this.stage.clientHeight - (this.card.offsetHeight || 0);
+    const top = Math.min(stageTop + y + (n.y - n.height / 2) * k, lowest);
     this.card.style.left = `${Math.max(0, fits || left < 0 ? right : left)}px`;
-    this.card.style.top = `${Math.max(this.stage.offsetTop, top)}px`;
+    this.card.style.top = `${Math.max(stageTop, top)}px`;
   }
 
   pin(row) {
