@@ -73,6 +73,8 @@ def test_graph_viewer_draws_around_an_op(app_fixture, request):
     card.wait_for(timeout=10_000)
     text = card.inner_text()
     assert "share of device time" in text and "fusion(" in text and "kind=kLoop" in text
+    # Its source file was on the machine that ran the program, not on this one: said so.
+    card.locator(".xw-gv-source").filter(has_text="not on this machine").wait_for(timeout=10_000)
     harness.screenshot(widget, f"graph_viewer_{app.server.app}_card")
 
     # W zooms in (keys go to the widget once the stage has focus).

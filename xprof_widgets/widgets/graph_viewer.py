@@ -28,6 +28,7 @@ from ._base import RequestWidget, handler, jsonable
 
 MAX_WIDTH = 10
 SEARCH_HITS = 20
+SOURCE_CONTEXT = 4  # lines shown either side of a source line
 _NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
                 "time_share", "flops", "bytes_accessed", "source", "op_name"]
 
@@ -144,6 +145,10 @@ class GraphViewer(RequestWidget):
                 "hlo": nb.hlo_lines(long=bool(show_metadata)),
                 "edges": _records(nb.edges(), ["source", "target", "operand_index", "shape"])}
 
+    @handler("source")
+    def _source(self, source: str) -> dict:
+        return source_lines(source)
+
     @handler("default_op")
     def _default_op(self, module: str) -> dict:
         return {"op": default_op(self.profile, module)}
@@ -188,6 +193,24 @@ def default_op(profile: Any, module: str) -> str:
     return entry.names[entry.root] if entry.root >= 0 else entry.names[-1]
 
 
+def source_lines(source: str, around: int = SOURCE_CONTEXT) -> dict:
+    """The lines around `file:line` when the file is on this machine (a notebook runs where its
+    code is): {path, line, first, lines}; {path, line, missing: why} when it is not."""
+    path, _, line_text = source.rpartition(":")
+    if not path or not line_text.isdigit():
+        return {"path": source, "line": None, "missing": "no file:line to read"}
+    line = int(line_text)
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8", errors="replace") as f:
+            text = f.read().splitlines()
+    except OSError as exc:
+        return {"path": path, "line": line,
+                "missing": f"not on this machine ({exc.strerror or type(exc).__name__})"}
+    first = max(1, line - around)
+    return {"path": path, "line": line, "first": first,
+            "lines": text[first - 1:line + around]}
+
+
 def _busiest_module(profile: Any, labels: list[str]) -> str:
     """The module with the most device time in the Op Profile, else the first."""
     best, best_time = labels[0], -math.inf
@@ -206,4 +229,4 @@ def _records(frame: pd.DataFrame, columns: list[str]) -> dict[str, list]:
     return {c: jsonable(frame[c].to_numpy().tolist()) for c in columns}
 
 
-__all__ = ["GraphViewer", "default_op"]
+__all__ = ["GraphViewer", "default_op", "source_lines"]

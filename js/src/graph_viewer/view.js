@@ -315,12 +315,37 @@ export class GraphView {
       linkButton(this.model, "trace", node.name, "Trace Viewer"),
       linkButton(this.model, "op", node.name, "Op Profile"),
     ];
+    const source = h("div", { className: "xw-gv-source" });
     this.card.replaceChildren(h("h4", {}, node.name),
       h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
-      h("pre", {}, this.graph.hlo[row] ?? ""), h("div", {}, buttons));
+      h("pre", {}, this.graph.hlo[row] ?? ""), source, h("div", {}, buttons));
+    if (node.source) this.loadSource(node.source, source);
     this.card.hidden = false;
     this.card.dataset.name = node.name;
     this.placeCard(row);
+  }
+
+  /** The lines around the node's source line, when the file is on the kernel's machine. */
+  async loadSource(where, box) {
+    let answer;
+    try {
+      answer = await request(this.model, "source", { source: where }, { channel: "source" });
+    } catch (error) {
+      box.textContent = `source: ${error.message}`;
+      return;
+    }
+    if (answer === null || this.disposed || !box.isConnected) return;
+    const c = answer.content;
+    if (c.missing) {
+      box.replaceChildren(h("span", { className: "xw-gv-muted" }, `${c.path}: ${c.missing}`));
+      return;
+    }
+    const width = String(c.first + c.lines.length).length;
+    box.replaceChildren(h("pre", { className: "xw-gv-code" }, c.lines.map((text, i) => {
+      const n = c.first + i;
+      return h("div", { className: n === c.line ? "xw-gv-here" : "" }, `${String(n).padStart(width)}  ${text}`);
+    })));
+    if (this.pinned !== null) this.placeCard(this.pinned);
   }
 
   /** The card beside its node (right of it, else left of it), never over it, inside the stage
