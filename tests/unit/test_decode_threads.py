@@ -140,10 +140,26 @@ def test_metadata_ids_read_from_the_header_bytes_are_those_upb_parses(path: Path
     number the rows as the parsed headers do; else they decode a second time."""
     data = path.read_bytes()
     buf = np.frombuffer(data, np.uint8)
-    planes, spans, *_ = xspace._layout(buf, str(path))
+    planes, spans, *_ = xspace._layout(buf, str(path), 1)
     plane_spans = [spans[spans[:, 0] == k] for k in range(planes.shape[0])]
     headers = [xspace._parse_header(xspace.XPlane, data, s)[0] for s in plane_spans]
     parsed = xspace._PlaneTables(headers).row_maps
     scanned = xspace._scanned_row_maps(buf, plane_spans)
     assert xspace._same_rows(scanned, parsed)
     assert sum(ids.shape[0] for ids, _ in parsed) == sum(len(h.event_metadata) for h in headers)
+
+
+def test_the_first_error_in_the_file_wins_over_a_later_one_the_plane_walk_finds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines are walked after the planes (and on other threads): an event whose length is
+    malformed, before a malformed field ending the file, is the one reported."""
+    path = tmp_path / "host.xplane.pb"
+    write_synthetic(path, 20_000, kind="tpu")
+    good = _decoded(path, monkeypatch, 1, 1 << 16)
+    record = int(good.details._record[good.tracks[len(good.tracks) // 2].first])
+    data = bytearray(path.read_bytes())
+    data[record + 1:record + 12] = b"\xff" * 11  # the event's length: a varint of 11 bytes
+    path.write_bytes(bytes(data) + b"\x0f")  # and a field of wire type 7 at the end
+    for n_threads, chunk in ((1, 1 << 16), (2, 100), (4, 7)):
+        with pytest.raises(xspace.ProfileError, match=f"at byte {record} of {len(data) + 1}"):
+            _decoded(path, monkeypatch, n_threads, chunk)

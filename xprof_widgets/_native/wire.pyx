@@ -48,47 +48,39 @@ def _len_field(const uint8_t[::1] buf, int64_t pos, int64_t end):
     return pos, payload_end
 
 
-def scan_layout(const uint8_t[::1] buf, int64_t chunk_events, int64_t[:, ::1] planes,
-                int64_t[:, ::1] header_spans, int64_t[:, ::1] lines,
-                int64_t[:, ::1] line_names, int64_t[:, ::1] chunks):
-    """Walks an XSpace's structure, skipping each event record by its length.
+def scan_planes(const uint8_t[::1] buf, int64_t[:, ::1] planes, int64_t[:, ::1] header_spans,
+                int64_t[:, ::1] line_spans):
+    """Walks an XSpace down to its lines, skipping each line's payload by its length.
 
     planes[k] = (start, end) of plane k's bytes; header_spans[j] = (plane, start, end) of every
     plane field that is not a line, and of every top-level field that is not a plane (plane -1);
-    lines[k] = (plane, id, display_id, timestamp_ns, duration_ps, first event, end event);
-    line_names[k] = (name start, name end, display start, display end);
-    chunks[c] = (line, byte offset of its first event's field, line end, first event, events):
-    a line's events cut every `chunk_events`, what `fill_events` decodes, on any thread.
-    Rows past an array's end are counted, not written: one pass sizes and fills at once when
-    the arrays are large enough, else the caller calls again with the counts returned.
-    Returns (status, error offset, n_planes, n_spans, n_lines, n_events, n_chunks).
+    line_spans[k] = (plane, payload start, payload end) of line k, what `scan_lines` walks, on
+    any thread. Rows past an array's end are counted, not written: one pass sizes and fills at
+    once when the arrays are large enough, else the caller calls again with the counts
+    returned. Returns (status, error offset, n_planes, n_spans, n_lines); on an error the
+    counts are those of the rows written before it (whole lines), for `scan_lines` to look
+    for an earlier error inside them.
     """
-    cdef int64_t counts[5]
+    cdef int64_t counts[3]
     cdef int64_t where = 0
     cdef int status
-    if (planes.shape[1] < 2 or header_spans.shape[1] < 3 or lines.shape[1] < 7
-            or line_names.shape[1] < 4 or chunks.shape[1] < 5 or chunk_events < 1):
-        raise ValueError("scan_layout: output arrays of the wrong width")
+    if planes.shape[1] < 2 or header_spans.shape[1] < 3 or line_spans.shape[1] < 3:
+        raise ValueError("scan_planes: output arrays of the wrong width")
     with nogil:
-        status = _scan_layout(_data(buf), buf.shape[0], chunk_events, planes, header_spans,
-                              lines, line_names, chunks, counts, &where)
-    if status != C_OK:
-        return status, where, 0, 0, 0, 0, 0
-    return C_OK, 0, counts[0], counts[1], counts[2], counts[3], counts[4]
+        status = _scan_planes(_data(buf), buf.shape[0], planes, header_spans, line_spans,
+                              counts, &where)
+    return status, where, counts[0], counts[1], counts[2]
 
 
-cdef int _scan_layout(const uint8_t* buf, int64_t end, int64_t chunk_events,
-                      int64_t[:, ::1] planes, int64_t[:, ::1] header_spans,
-                      int64_t[:, ::1] lines, int64_t[:, ::1] line_names,
-                      int64_t[:, ::1] chunks, int64_t* counts, int64_t* where) noexcept nogil:
-    cdef int64_t n_planes = 0, n_spans = 0, n_lines = 0, n_events = 0, n_chunks = 0
-    cdef int64_t pos = 0, field_start, p_start, p_end, pf_start, l_start, l_end, lf_start
-    cdef int64_t e_end, s, e, chunk_first
-    cdef int64_t wire_type, field, pwt, pfield, lwt, lfield
-    cdef int64_t first_event, line_id, display_id, timestamp_ns, duration_ps
-    cdef int64_t name_s, name_e, disp_s, disp_e, signed
-    cdef uint64_t tag, value
-    while pos < end:
+cdef int _scan_planes(const uint8_t* buf, int64_t end, int64_t[:, ::1] planes,
+                      int64_t[:, ::1] header_spans, int64_t[:, ::1] line_spans,
+                      int64_t* counts, int64_t* where) noexcept nogil:
+    cdef int64_t pos = 0, field_start, p_start, p_end, pf_start, l_start, l_end
+    cdef int64_t wire_type, field, pwt, pfield
+    cdef uint64_t tag
+    cdef int status = C_OK
+    counts[0] = counts[1] = counts[2] = 0
+    while pos < end and status == C_OK:
         field_start = pos
         pos = read_varint(buf, pos, end, &tag)
         if pos < 0:
@@ -101,19 +93,19 @@ cdef int _scan_layout(const uint8_t* buf, int64_t end, int64_t chunk_events,
             if pos < 0:
                 where[0] = field_start
                 return C_TRUNCATED
-            if n_spans < header_spans.shape[0]:
-                header_spans[n_spans, 0] = -1
-                header_spans[n_spans, 1] = field_start
-                header_spans[n_spans, 2] = pos
-            n_spans += 1
+            if counts[1] < header_spans.shape[0]:
+                header_spans[counts[1], 0] = -1
+                header_spans[counts[1], 1] = field_start
+                header_spans[counts[1], 2] = pos
+            counts[1] += 1
             continue
         p_start = len_field(buf, pos, end, &p_end)
         if p_start < 0:
             where[0] = field_start
             return C_TRUNCATED
-        if n_planes < planes.shape[0]:
-            planes[n_planes, 0] = p_start
-            planes[n_planes, 1] = p_end
+        if counts[0] < planes.shape[0]:
+            planes[counts[0], 0] = p_start
+            planes[counts[0], 1] = p_end
         pos = p_start
         while pos < p_end:
             pf_start = pos
@@ -128,99 +120,138 @@ cdef int _scan_layout(const uint8_t* buf, int64_t end, int64_t chunk_events,
                 if pos < 0:
                     where[0] = pf_start
                     return C_TRUNCATED
-                if n_spans < header_spans.shape[0]:
-                    header_spans[n_spans, 0] = n_planes
-                    header_spans[n_spans, 1] = pf_start
-                    header_spans[n_spans, 2] = pos
-                n_spans += 1
+                if counts[1] < header_spans.shape[0]:
+                    header_spans[counts[1], 0] = counts[0]
+                    header_spans[counts[1], 1] = pf_start
+                    header_spans[counts[1], 2] = pos
+                counts[1] += 1
                 continue
             l_start = len_field(buf, pos, p_end, &l_end)
             if l_start < 0:
                 where[0] = pf_start
                 return C_TRUNCATED
-            first_event = n_events
-            chunk_first = n_events
-            line_id = display_id = timestamp_ns = duration_ps = 0
-            name_s = name_e = disp_s = disp_e = l_start
-            pos = l_start
-            while pos < l_end:
-                lf_start = pos
-                pos = read_varint(buf, pos, l_end, &tag)
-                if pos < 0:
-                    where[0] = lf_start
-                    return C_VARINT
-                lwt = <int64_t>(tag & 7)
-                lfield = <int64_t>(tag >> 3)
-                if lwt == 0 and (lfield == 1 or lfield == 3 or lfield == 9 or lfield == 10):
-                    pos = read_varint(buf, pos, l_end, &value)
-                    if pos < 0:
-                        where[0] = lf_start
-                        return C_VARINT
-                    signed = <int64_t>value
-                    if lfield == 1:
-                        line_id = signed
-                    elif lfield == 3:
-                        timestamp_ns = signed
-                    elif lfield == 9:
-                        duration_ps = signed
-                    else:
-                        display_id = signed
-                elif lwt == 2 and (lfield == 2 or lfield == 11):
-                    s = len_field(buf, pos, l_end, &e)
-                    if s < 0:
-                        where[0] = lf_start
-                        return C_TRUNCATED
-                    if lfield == 2:
-                        name_s = s
-                        name_e = e
-                    else:
-                        disp_s = s
-                        disp_e = e
-                    pos = e
-                elif lwt == 2 and lfield == 4:
-                    if len_field(buf, pos, l_end, &e_end) < 0:
-                        where[0] = lf_start
-                        return C_TRUNCATED
-                    if (n_events - first_event) % chunk_events == 0:  # a new chunk opens
-                        if n_events > first_event and n_chunks - 1 < chunks.shape[0]:
-                            chunks[n_chunks - 1, 4] = n_events - chunk_first
-                        if n_chunks < chunks.shape[0]:
-                            chunks[n_chunks, 0] = n_lines
-                            chunks[n_chunks, 1] = lf_start
-                            chunks[n_chunks, 2] = l_end
-                            chunks[n_chunks, 3] = n_events
-                        chunk_first = n_events
-                        n_chunks += 1
-                    n_events += 1
-                    pos = e_end
-                else:
-                    pos = skip_field(buf, pos, l_end, lwt)
-                    if pos < 0:
-                        where[0] = lf_start
-                        return C_TRUNCATED
-            if n_events > first_event and n_chunks - 1 < chunks.shape[0]:
-                chunks[n_chunks - 1, 4] = n_events - chunk_first
-            if n_lines < lines.shape[0] and n_lines < line_names.shape[0]:
-                lines[n_lines, 0] = n_planes
-                lines[n_lines, 1] = line_id
-                lines[n_lines, 2] = display_id
-                lines[n_lines, 3] = timestamp_ns
-                lines[n_lines, 4] = duration_ps
-                lines[n_lines, 5] = first_event
-                lines[n_lines, 6] = n_events
-                line_names[n_lines, 0] = name_s
-                line_names[n_lines, 1] = name_e
-                line_names[n_lines, 2] = disp_s
-                line_names[n_lines, 3] = disp_e
-            n_lines += 1
+            if counts[2] < line_spans.shape[0]:
+                line_spans[counts[2], 0] = counts[0]
+                line_spans[counts[2], 1] = l_start
+                line_spans[counts[2], 2] = l_end
+            counts[2] += 1
             pos = l_end
-        n_planes += 1
+        counts[0] += 1
         pos = p_end
-    counts[0] = n_planes
-    counts[1] = n_spans
-    counts[2] = n_lines
-    counts[3] = n_events
-    counts[4] = n_chunks
+    return C_OK
+
+
+def scan_lines(const uint8_t[::1] buf, const int64_t[:, ::1] line_spans,
+               const int64_t[::1] which, int64_t chunk_events, int64_t[:, ::1] lines,
+               int64_t[:, ::1] line_names, const int64_t[::1] chunk_base,
+               int64_t[:, ::1] chunks):
+    """Walks the lines `which` (rows of scan_planes' line_spans, ascending) without the GIL,
+    skipping each event record by its length, so threads may walk disjoint lines.
+
+    lines[k] = (plane, id, display_id, timestamp_ns, duration_ps, 0, events of the line);
+    line_names[k] = (name start, name end, display start, display end); from chunks[chunk_base
+    [k]] on, the line's chunks (line, byte offset of its first event's field, line end, first
+    event within the line, events): its events cut every `chunk_events`, what `fill_events`
+    decodes. chunk_base leaves a line room for payload // (2 * chunk_events) + 1 chunks (an
+    event record takes 2 bytes or more). Returns (status, error offset) of the first
+    malformed field among the lines walked (the later lines are not walked).
+    """
+    cdef int64_t j, k, where = 0
+    cdef int status = C_OK
+    if (lines.shape[1] < 7 or line_names.shape[1] < 4 or chunks.shape[1] < 5
+            or line_spans.shape[1] < 3 or chunk_events < 1):
+        raise ValueError("scan_lines: arrays of the wrong width")
+    for j in range(which.shape[0]):
+        k = which[j]
+        if not (0 <= k < line_spans.shape[0] and k < lines.shape[0] and k < line_names.shape[0]
+                and k < chunk_base.shape[0]
+                and 0 <= line_spans[k, 1] <= line_spans[k, 2] <= buf.shape[0]
+                and 0 <= chunk_base[k] and chunk_base[k] + (line_spans[k, 2] - line_spans[k, 1])
+                // (2 * chunk_events) + 1 <= chunks.shape[0]):
+            raise ValueError(f"scan_lines: line {k} outside the tables or the bytes")
+    with nogil:
+        for j in range(which.shape[0]):
+            status = _scan_line(_data(buf), which[j], line_spans, chunk_events, lines,
+                                line_names, chunk_base, chunks, &where)
+            if status != C_OK:
+                break
+    return status, where
+
+
+cdef int _scan_line(const uint8_t* buf, int64_t k, const int64_t[:, ::1] line_spans,
+                    int64_t chunk_events, int64_t[:, ::1] lines, int64_t[:, ::1] line_names,
+                    const int64_t[::1] chunk_base, int64_t[:, ::1] chunks,
+                    int64_t* where) noexcept nogil:
+    cdef int64_t l_start = line_spans[k, 1], l_end = line_spans[k, 2]
+    cdef int64_t pos = l_start, lf_start, e_end, s, e, lwt, lfield, signed
+    cdef int64_t n_events = 0, chunk = chunk_base[k] - 1
+    cdef int64_t line_id = 0, display_id = 0, timestamp_ns = 0, duration_ps = 0
+    cdef int64_t name_s = l_start, name_e = l_start, disp_s = l_start, disp_e = l_start
+    cdef uint64_t tag, value
+    while pos < l_end:
+        lf_start = pos
+        pos = read_varint(buf, pos, l_end, &tag)
+        if pos < 0:
+            where[0] = lf_start
+            return C_VARINT
+        lwt = <int64_t>(tag & 7)
+        lfield = <int64_t>(tag >> 3)
+        if lwt == 0 and (lfield == 1 or lfield == 3 or lfield == 9 or lfield == 10):
+            pos = read_varint(buf, pos, l_end, &value)
+            if pos < 0:
+                where[0] = lf_start
+                return C_VARINT
+            signed = <int64_t>value
+            if lfield == 1:
+                line_id = signed
+            elif lfield == 3:
+                timestamp_ns = signed
+            elif lfield == 9:
+                duration_ps = signed
+            else:
+                display_id = signed
+        elif lwt == 2 and (lfield == 2 or lfield == 11):
+            s = len_field(buf, pos, l_end, &e)
+            if s < 0:
+                where[0] = lf_start
+                return C_TRUNCATED
+            if lfield == 2:
+                name_s = s
+                name_e = e
+            else:
+                disp_s = s
+                disp_e = e
+            pos = e
+        elif lwt == 2 and lfield == 4:
+            if len_field(buf, pos, l_end, &e_end) < 0:
+                where[0] = lf_start
+                return C_TRUNCATED
+            if n_events % chunk_events == 0:  # a new chunk opens here
+                chunk += 1
+                chunks[chunk, 0] = k
+                chunks[chunk, 1] = lf_start
+                chunks[chunk, 2] = l_end
+                chunks[chunk, 3] = n_events
+                chunks[chunk, 4] = 0
+            chunks[chunk, 4] += 1
+            n_events += 1
+            pos = e_end
+        else:
+            pos = skip_field(buf, pos, l_end, lwt)
+            if pos < 0:
+                where[0] = lf_start
+                return C_TRUNCATED
+    lines[k, 0] = line_spans[k, 0]
+    lines[k, 1] = line_id
+    lines[k, 2] = display_id
+    lines[k, 3] = timestamp_ns
+    lines[k, 4] = duration_ps
+    lines[k, 5] = 0
+    lines[k, 6] = n_events
+    line_names[k, 0] = name_s
+    line_names[k, 1] = name_e
+    line_names[k, 2] = disp_s
+    line_names[k, 3] = disp_e
     return C_OK
 
 

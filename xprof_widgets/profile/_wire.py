@@ -22,10 +22,11 @@ from .._native.wire import (
     order_and_depth,
     order_lines,
     range_max,
-    scan_layout,
+    scan_lines,
+    scan_planes,
     scan_stat,
 )
 
 __all__ = ["ERR_TRUNCATED", "ERR_VARINT", "ERR_WIRETYPE", "OK", "_len_field", "_varint",
            "fill_events", "line_depths", "metadata_ids", "order_and_depth", "order_lines",
-           "range_max", "scan_layout", "scan_stat"]
+           "range_max", "scan_lines", "scan_planes", "scan_stat"]

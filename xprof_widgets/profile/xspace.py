@@ -63,14 +63,14 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
         raise ProfileError(f"{source}: the file is empty (0 bytes); expected a serialized XSpace. "
                            "Capture the profile again; the writer may have been interrupted.")
     buf = np.frombuffer(data, dtype=np.uint8)
-    planes, spans, lines, line_names, chunks = _layout(buf, source)
+    threads = decode_threads()
+    planes, spans, lines, line_names, chunks = _layout(buf, source, threads)
     plane_spans = [spans[spans[:, 0] == k] for k in range(planes.shape[0])]
     events = _EventFill(buf, source, chunks, lines)
     # The events decode on worker threads from the metadata ids alone while this thread
     # parses the headers; should the parsed headers give other rows (a plane that does not
     # parse), they decode again.
     scanned = _scanned_row_maps(buf, plane_spans)
-    threads = decode_threads()
     with ThreadPoolExecutor(threads, thread_name_prefix="xprof-decode") if threads > 1 \
             else nullcontext() as pool:
         pending = events.start(_lookup(scanned, []), threads, pool) if scanned else None
@@ -103,25 +103,45 @@ _CHUNK_EVENTS = 1 << 16
 threads evenly, large enough that the chunk table stays small (800 rows for 5e7 events)."""
 
 
-def _layout(buf: np.ndarray, source: str) -> tuple[np.ndarray, ...]:
-    """scan_layout's tables, sized in its first pass when they are large enough (the common
-    case: a few planes, lines and spans), else by the counts it returned."""
-    sizes = (64, 4096, 4096, 4096 + buf.shape[0] // (_CHUNK_EVENTS * 8))
-    for _ in range(2):
-        out = (np.empty((sizes[0], 2), np.int64), np.empty((sizes[1], 3), np.int64),
-               np.empty((sizes[2], 7), np.int64), np.empty((sizes[2], 4), np.int64),
-               np.empty((sizes[3], 5), np.int64))
-        status, where, n_planes, n_spans, n_lines, _, n_chunks = _wire.scan_layout(
-            buf, _CHUNK_EVENTS, *out)
-        if status != _wire.OK:
-            raise ProfileError(_unreadable(source, status, where, buf.shape[0]))
-        counts = (n_planes, n_spans, n_lines, n_chunks)
+def _layout(buf: np.ndarray, source: str, threads: int) -> tuple[np.ndarray, ...]:
+    """(planes, header spans, lines, line names, chunks): the planes and the byte range of
+    each line walked on this thread, then the lines themselves (fields, events counted and
+    cut into chunks) on worker threads; the first malformed field in file order is the error,
+    as one walk from the start would find it."""
+    sizes = (64, 4096, 4096)
+    while True:
+        planes, spans, line_spans = (np.empty((sizes[0], 2), np.int64),
+                                     np.empty((sizes[1], 3), np.int64),
+                                     np.empty((sizes[2], 3), np.int64))
+        status, where, *counts = _wire.scan_planes(buf, planes, spans, line_spans)
         if all(n <= size for n, size in zip(counts, sizes, strict=True)):
-            planes, spans, lines, line_names, chunks = out
-            return (planes[:n_planes], spans[:n_spans], lines[:n_lines],
-                    line_names[:n_lines], chunks[:n_chunks])
-        sizes = counts
-    raise AssertionError("scan_layout: the same bytes gave other counts")
+            break
+        sizes = tuple(max(n, size) for n, size in zip(counts, sizes, strict=True))
+    n_planes, n_spans, n_lines = counts
+    planes, spans, line_spans = planes[:n_planes], spans[:n_spans], line_spans[:n_lines]
+    errors = [] if status == _wire.OK else [(where, status)]
+    lines, line_names = np.empty((n_lines, 7), np.int64), np.empty((n_lines, 4), np.int64)
+    room = (line_spans[:, 2] - line_spans[:, 1]) // (2 * _CHUNK_EVENTS) + 1
+    chunk_base = np.cumsum(room) - room
+    spare = np.empty((int(room.sum()), 5), np.int64)
+    parts = [np.asarray(part, np.int64) for part in
+             balanced((line_spans[:, 2] - line_spans[:, 1]).tolist(), threads)]
+    for status, where in run_parts(lambda which: _wire.scan_lines(
+            buf, line_spans, which, _CHUNK_EVENTS, lines, line_names, chunk_base, spare),
+            parts):
+        if status != _wire.OK:
+            errors.append((where, status))
+    if errors:
+        where, status = min(errors)
+        raise ProfileError(_unreadable(source, status, where, buf.shape[0]))
+    counts = lines[:, 6].copy()
+    lines[:, 6] = np.cumsum(counts)
+    lines[:, 5] = lines[:, 6] - counts
+    per_line = -(-counts // _CHUNK_EVENTS)
+    firsts = np.cumsum(per_line) - per_line
+    chunks = spare[np.repeat(chunk_base - firsts, per_line) + np.arange(int(per_line.sum()))]
+    chunks[:, 3] += np.repeat(lines[:, 5], per_line)
+    return planes, spans, lines, line_names, chunks
 
 
 def _unreadable(source: str, status: int, where: int, size: int) -> str:
