@@ -48,7 +48,7 @@ def test_a_larger_batch_in_jupyterlab(lab):
                                    "batch_large.xplane.pb")
     summary = widget.locator(".xw-cmp-summary").inner_text()
     assert summary == kernel(page, "cmp.summary()")
-    assert summary.startswith("Step time ") and "Peak memory of jit_step (HBM)" in summary
+    assert summary.startswith("Step time ") and "Peak memory of jit_step (RAM)" in summary
 
     # Steps: the average step by part, a chart of both runs, every step slower.
     parts = widget.locator(".xw-cmp-breakdown tr[data-part]").all_inner_texts()
@@ -129,8 +129,14 @@ def test_a_faster_loader_in_notebook7(notebook7):
     assert set(steps.locator("tbody .xw-cmp-badge").all_inner_texts()) == {"faster"}
     input_row = widget.locator(".xw-cmp-breakdown tr[data-part='input wait']").inner_text()
     assert "-2" in input_row.split("\t")[3]
+    # The timelines open on the step that changed most (a stalled one), the picker says so.
+    most = kernel(page, "cmp.comparison.most_changed_step()")
+    picker = widget.locator(".xw-cmp-step")
+    assert most != 0 and picker.input_value() == str(most)
+    assert "changed most" in picker.locator("option:checked").inner_text()
     widget.locator(".xw-cmp-tabs button[data-tab='ops']").click()
-    assert "added" not in widget.locator(".xw-cmp-counts").inner_text()
+    counts = widget.locator(".xw-cmp-counts").inner_text()
+    assert "added" not in counts and "19 unchanged" in counts  # the same model: noise
     widget.locator(".xw-cmp-tabs button[data-tab='steps']").click()
     widget.locator(".xw-cmp-step").select_option("2")
     page.wait_for_function("() => document.querySelector('.xw-cmp-traces')?.innerText"

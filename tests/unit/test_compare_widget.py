@@ -30,6 +30,11 @@ def test_the_widget_is_the_report_over_two_trace_viewers(cmp):
     assert len(cmp.steps()) == 6 and "input wait" in set(cmp.step_breakdown()["part"])
     assert len(cmp.ops()) == len(cmp.comparison.ops())
     assert set(cmp.memory()["module"]) >= {"jit_step"}
+    # The timelines open on the step whose time changed most (a stalled step), not on step 0.
+    most = cmp.comparison.most_changed_step()
+    assert most != 0 and cmp.view.step == most
+    b0, _ = cmp.comparison.step_span_us(most, "before")
+    assert cmp.before.window[0] < b0 < cmp.before.window[1]
 
 
 def test_the_report_has_every_section(cmp):
@@ -40,6 +45,9 @@ def test_the_report_has_every_section(cmp):
     assert report["steps"]["rows"]["status"] == ["faster"] * 6
     assert report["ops"]["rows"]["name"] == cmp.ops()["name"].tolist()
     assert report["memory"]["module"] == "jit_step"
+    assert report["memory"]["memory_space"] == "RAM"  # a CPU's, named as a CPU names it
+    assert report["steps"]["most_changed"] == cmp.comparison.most_changed_step()
+    assert report["k"] == 3 and report["ops"]["rows"]["change_se"]
     assert report["memory"]["buffers"]["rows"]["status"]
     by_program, _ = ask(cmp.view, "ops", by="program")
     assert by_program["by"] == "program" and by_program["rows"]["name"] == ["jit_step"]

@@ -20,9 +20,24 @@ disagrees with the tools: steps and their breakdown from `analyze_input_pipeline
   the sizes inside shapes (`f32[512,16]` is `f32[#,#]`), and leaves out what a fusion holds
   (a fusion that also took in the next op is still the op fed by the same operands).
   Ops left over are `added` (after only) or `removed` (before only).
-- A change is `unchanged` when it is smaller than `threshold` (default 5%) of the larger of the
-  two times, or than `floor_us` (default 1 us): runs on a busy machine differ by a few per cent
-  anyway. Otherwise it is `slower` or `faster`.
+- Noise: a change is real only when the runs' own spread cannot explain it. An op's spread is
+  that of its occurrences within each run (the op profile's moments of ln(1 + ps) per
+  occurrence: timing noise is multiplicative and heavy-tailed, one preempted occurrence can take
+  20 times the others). The op's log total time is log(occurrences) + the mean log time, whose
+  standard error is sqrt(variance / occurrences); the change is real when the difference of the
+  two runs' log totals exceeds `k` (default 3) standard errors of the two together, points the
+  same way as the change of time, and is at least `floor_us` (default 1 us) per occurrence.
+  Otherwise it is `unchanged`; real ones are `slower` or `faster`; `change_se` is the
+  difference in standard errors. A side that ran the op once borrows the other side's spread; an
+  op that ran once in both, and GPU kernels and PyTorch trace names (no per-occurrence times
+  here), fall back to `threshold` (default 5%) of the larger of the two times. A grouping's
+  (category, program, framework op) spread is its ops' by the delta method (each op's variance
+  weighted by the square of its share of the group's time). Steps: a step position changed when
+  its two durations differ by more than `k` times the combined spread of each run's step times;
+  a part of the average step when its medians differ by more than `k` standard errors of the
+  runs' per-step values (1.253 spread / sqrt(steps), the median's). A step's spread is
+  1.4826 x the median absolute deviation, the standard deviation of normal noise, which one
+  warm-up step does not inflate.
 - GPU kernels: the kernel stats' rows summed by (kernel name, op), matched on both; launch
   parameters are left out of the key (a larger batch launches a larger grid of one kernel).
 - PyTorch (Kineto) traces have no XLA ops: their ops and kernels are compared as HTA's trace
@@ -31,7 +46,8 @@ disagrees with the tools: steps and their breakdown from `analyze_input_pipeline
   name's `count_change` is HTA's split (added, removed, more, fewer, same), its `status` the
   time's, as for ops.
 - Memory: per module name and memory space, the peak of the module of that name that ran (the
-  largest, when several of one name ran).
+  largest, when several of one name ran). Spaces are named as the device names them: XLA's
+  memory space 0 is HBM on a TPU, but RAM on a CPU and GPU memory on a GPU (DEVICE_MEMORY).
 """
 
 from __future__ import annotations
@@ -51,7 +67,7 @@ from ..profile.model import Profile
 from .input_pipeline import STEP_PARTS, analyze_input_pipeline
 from .kernel_stats import kernel_stats
 from .memory import MIB, analyze_memory, default_module, memory_spaces
-from .op_profile import OpProfileAnalysis, analyze_op_profile
+from .op_profile import PS_PER_US, OpProfileAnalysis, analyze_op_profile
 from .steps import HOW_TO_MARK
 from .trace_diff import is_kineto, trace_ops, trace_scope
 
@@ -60,7 +76,11 @@ TRACE_COLUMNS = ["name", "device", "occurrences_before", "occurrences_after", "c
 COUNT_CHANGES = ("added", "removed", "more", "fewer", "same")
 """HTA's ops_diff words (added, deleted, increased, decreased, unchanged) for a name's count."""
 THRESHOLD = 0.05
+"""Where no spread is known: a change under this share of the larger time is unchanged."""
+K = 3.0
+"""Standard errors of the runs' own spread a change must exceed to be real."""
 FLOOR_US = 1.0
+"""A change under this many microseconds per occurrence is unchanged, whatever the spread."""
 GROUPINGS = ("op", "category", "program", "framework_op")
 STATUSES = ("slower", "faster", "added", "removed", "unchanged")
 SMALL_BUFFERS = "small buffers (< 16 KiB)"
@@ -69,7 +89,7 @@ PART_NAMES = {"duration_us": "step time", "compute_us": "compute", "input_us": "
               "device_to_device_us": "device to device", "host_compute_us": "host compute",
               "other_us": "other"}
 OP_COLUMNS = ["program", "category", "name", "time_before_us", "time_after_us", "change_us",
-              "status", "change_pct", "name_after", "matched_by", "occurrences_before",
+              "status", "change_pct", "change_se", "name_after", "matched_by", "occurrences_before",
               "occurrences_after", "flops_utilization_before", "flops_utilization_after",
               "bandwidth_utilization_before", "bandwidth_utilization_after", "fingerprint"]
 _NAME = re.compile(r"%[\w.\-]+")
@@ -78,6 +98,10 @@ _METADATA = re.compile(r",?\s*metadata=\{(?:[^{}]|\{[^{}]*\})*\}")
 _NUMBERED = re.compile(r"(%[\w\-]+?)(?:\.\d+)+\b")
 _DIMS = re.compile(r"\[[\d,]*\]")
 _NATURAL = re.compile(r"(\d+)")
+MAIN_SPACE = "HBM"
+"""memory.py's name of XLA's memory space 0, the device's main memory."""
+DEVICE_MEMORY = {"CPU": "RAM", "GPU": "GPU memory"}
+"""What space 0 is on devices other than a TPU."""
 
 
 @dataclass(frozen=True)
@@ -92,13 +116,16 @@ class Comparison:
     """`before` against `after`; see the module doc for how steps and ops are matched."""
 
     def __init__(self, before: Profile, after: Profile, threshold: float = THRESHOLD,
-                 floor_us: float = FLOOR_US):
+                 floor_us: float = FLOOR_US, k: float = K):
         if not 0 <= threshold < 1:
             raise ValueError(f"threshold is a fraction of an op's time in [0, 1), not {threshold}")
+        if not k >= 0:
+            raise ValueError(f"k is a number of standard errors, >= 0, not {k}")
         self.before = Run(before, "before")
         self.after = Run(after, "after")
         self.threshold = float(threshold)
         self.floor_us = float(floor_us)
+        self.k = float(k)
 
     # ---- steps ----------------------------------------------------------------------------
     def _step_table(self, run: Run) -> pd.DataFrame:
@@ -122,22 +149,43 @@ class Comparison:
             out[f"{stem}_after_us"] = _padded(a[column], n)
         out["change_us"] = out["duration_after_us"] - out["duration_before_us"]
         out["change_pct"] = 100 * out["change_us"] / out["duration_before_us"]
-        out["status"] = self._status(out["duration_before_us"], out["duration_after_us"])
+        spread = math.hypot(_spread_of(b["duration_us"]), _spread_of(a["duration_us"]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["change_se"] = out["change_us"] / spread if spread else math.nan
+        out["status"] = self._status(out["duration_before_us"], out["duration_after_us"],
+                                     out["change_se"])
         return out
+
+    def most_changed_step(self) -> int:
+        """The step position in both runs whose time changed most (0 without steps in both)."""
+        try:
+            steps = self.steps()
+        except ProfileError:
+            return 0
+        change = steps["change_us"].abs().to_numpy(np.float64)
+        return int(np.nanargmax(change)) if np.isfinite(change).any() else 0
 
     def step_breakdown(self) -> pd.DataFrame:
         """The average step of each run by part (step time, compute, input wait, ...): ms
-        before, after, the change and the change in per cent of the step time before."""
+        before, after, the change, the change in per cent of the step time before, the change
+        in standard errors of the runs' per-step values (`change_se`) and its status."""
         b, a = self._step_table(self.before), self._step_table(self.after)
         rows = []
         base = float(b["duration_us"].mean())
         for column, label in PART_NAMES.items():
             before, after = float(b[column].mean()) / 1000, float(a[column].mean()) / 1000
+            error = 1.253 * math.hypot(_spread_of(b[column]) / math.sqrt(len(b)),
+                                       _spread_of(a[column]) / math.sqrt(len(a)))
+            moved = float(a[column].median() - b[column].median())
             rows.append({"part": label, "before_ms": before, "after_ms": after,
                          "change_ms": after - before,
                          "change_pct_of_step": 100 * (after - before) * 1000 / base
-                         if base else math.nan})
-        return pd.DataFrame(rows)
+                         if base else math.nan,
+                         "change_se": moved / error if error else math.nan})
+        out = pd.DataFrame(rows)
+        out["status"] = self._status(out["before_ms"] * 1000, out["after_ms"] * 1000,
+                                     out["change_se"])
+        return out
 
     def step_offset_us(self, step: int) -> float:
         """How much later step position `step` starts in `after` than in `before` (us)."""
@@ -174,7 +222,10 @@ class Comparison:
         frame["change_us"] = frame["time_after_us"].fillna(0) - frame["time_before_us"].fillna(0)
         with np.errstate(divide="ignore", invalid="ignore"):
             frame["change_pct"] = 100 * frame["change_us"] / frame["time_before_us"]
-        frame["status"] = self._status(frame["time_before_us"], frame["time_after_us"])
+        frame["change_se"] = _change_se(frame)
+        frame["status"] = self._status(
+            frame["time_before_us"], frame["time_after_us"], frame["change_se"],
+            np.fmax(frame["occurrences_before"], frame["occurrences_after"]).to_numpy())
         order = np.argsort(-frame["change_us"].abs().to_numpy(np.float64), kind="stable")
         return frame.iloc[order][OP_COLUMNS].reset_index(drop=True)
 
@@ -197,7 +248,10 @@ class Comparison:
             time_us=("time_us", "sum"), occurrences=("occurrences", "sum"),
             flops=("flops", "sum"), hbm_bytes=("hbm_bytes", "sum"),
             known_cost=("known_cost", "all"), strict=("strict", "first"),
-            structural=("structural", "first")).reset_index()
+            structural=("structural", "first"), log_sum=("log_time_sum", "sum"),
+            log_sq_sum=("log_time_sq_sum", "sum"), samples=("occurrences", "sum")).reset_index()
+        grouped["typical_us"], grouped["log_var"] = _log_spread(grouped)
+        grouped["typical_us"] *= scale
         grouped["time_us"] *= scale
         grouped["occurrences"] = grouped["occurrences"] * scale
         grouped["flops"] *= scale
@@ -220,18 +274,20 @@ class Comparison:
                 "time_after_us": right["time_us"] if right is not None else math.nan,
                 "occurrences_before": left["occurrences"] if left is not None else 0,
                 "occurrences_after": right["occurrences"] if right is not None else 0,
+                **_spread(left, "before"), **_spread(right, "after"),
                 **_utilizations(left, b.attrs["device"], "before"),
                 **_utilizations(right, a.attrs["device"], "after"),
                 "fingerprint": _short(ref["strict"]),
             })
-        return pd.DataFrame(rows, columns=[c for c in OP_COLUMNS
-                                           if c not in ("change_us", "change_pct", "status")])
+        return pd.DataFrame(rows, columns=[c for c in OP_COLUMNS if c not in (
+            "change_us", "change_pct", "change_se", "status")] + list(_SPREAD_COLUMNS))
 
     def _group_rows(self, b: pd.DataFrame, a: pd.DataFrame, by: str) -> pd.DataFrame:
         sums = {"time_us": "sum", "occurrences": "sum", "flops": "sum", "hbm_bytes": "sum",
-                "known_cost": "all", "category": "first", "program": "first"}
-        left = b.groupby(by, sort=False).agg(sums)
-        right = a.groupby(by, sort=False).agg(sums)
+                "known_cost": "all", "category": "first", "program": "first",
+                "typical_us": "sum", "weighted_var": "sum"}
+        left = b.assign(weighted_var=_weighted_var(b, by)).groupby(by, sort=False).agg(sums)
+        right = a.assign(weighted_var=_weighted_var(a, by)).groupby(by, sort=False).agg(sums)
         names = list(dict.fromkeys([*left.index, *right.index]))
         rows = []
         for name in names:
@@ -245,6 +301,8 @@ class Comparison:
                 "time_after_us": rrow["time_us"] if rrow is not None else math.nan,
                 "occurrences_before": lrow["occurrences"] if lrow is not None else 0,
                 "occurrences_after": rrow["occurrences"] if rrow is not None else 0,
+                **_spread(lrow, "before", "weighted_var"),
+                **_spread(rrow, "after", "weighted_var"),
                 **_utilizations(lrow, b.attrs["device"], "before"),
                 **_utilizations(rrow, a.attrs["device"], "after"),
                 "fingerprint": "",
@@ -316,12 +374,21 @@ class Comparison:
         order = np.argsort(-out["change_us"].abs().to_numpy(np.float64), kind="stable")
         return out.iloc[order][TRACE_COLUMNS].reset_index(drop=True)
 
-    def _status(self, before: pd.Series, after: pd.Series) -> np.ndarray:
+    def _status(self, before: pd.Series, after: pd.Series, change_se: Any = None,
+                occurrences: Any = None) -> np.ndarray:
+        """added / removed / unchanged / slower / faster, as the module doc says: by `k`
+        standard errors where `change_se` is known, else by `threshold`; never a change under
+        `floor_us` per occurrence (`occurrences`: the larger count of the two runs)."""
         b, a = before.to_numpy(np.float64), after.to_numpy(np.float64)
         change = a - b
+        se = np.full(len(b), np.nan) if change_se is None else np.asarray(change_se, np.float64)
+        count = np.ones(len(b)) if occurrences is None else np.fmax(
+            np.asarray(occurrences, np.float64), 1)
         with np.errstate(invalid="ignore"):
-            small = np.abs(change) < np.maximum(self.threshold * np.fmax(b, a), self.floor_us)
-        return np.select([np.isnan(b), np.isnan(a), small, change > 0],
+            small = np.abs(change) < self.floor_us * count
+            noise = np.where(np.isnan(se), np.abs(change) < self.threshold * np.fmax(b, a),
+                             (np.abs(se) <= self.k) | (np.sign(se) != np.sign(change)))
+        return np.select([np.isnan(b), np.isnan(a), small | noise, change > 0],
                          ["added", "removed", "unchanged", "slower"], "faster").astype(object)
 
     # ---- memory ---------------------------------------------------------------------------
@@ -332,6 +399,7 @@ class Comparison:
         keys = ["module", "memory_space"]
         merged = b.merge(a, on=keys, how="outer", suffixes=("_before", "_after"), sort=False)
         out = merged[keys].copy()
+        out["memory_space"] = out["memory_space"].map(self.space_name)
         out["peak_before_mib"] = merged["peak_bytes_before"] / MIB
         out["peak_after_mib"] = merged["peak_bytes_after"] / MIB
         out["change_mib"] = out["peak_after_mib"].fillna(0) - out["peak_before_mib"].fillna(0)
@@ -361,8 +429,30 @@ class Comparison:
                 continue
         return None
 
-    def buffers(self, module: str | None = None, memory_space: str = "HBM") -> pd.DataFrame:
-        """Buffers live at each run's peak of `module` (default: `default_module`), matched by
+    def space_name(self, space: str) -> str:
+        """A memory space as the runs' devices name it (module doc): `RAM` for a CPU's main
+        memory, not HBM; both names, before's first, where the two devices differ."""
+        names = dict.fromkeys(DEVICE_MEMORY.get(self._device_kind(run), space)
+                              if space == MAIN_SPACE else space
+                              for run in (self.before, self.after))
+        return " / ".join(names)
+
+    def _device_kind(self, run: Run) -> str:
+        try:
+            return self._analysis(run).device.kind
+        except ProfileError:
+            return ""
+
+    def _space_of(self, name: str | None) -> str:
+        """memory.py's name of a space given as `space_name` writes it (None: the main one)."""
+        if name is None or name == self.space_name(MAIN_SPACE):
+            return MAIN_SPACE
+        return name
+
+    def buffers(self, module: str | None = None, memory_space: str | None = None
+                ) -> pd.DataFrame:
+        """Buffers live at each run's peak of `module` (default: `default_module`) in
+        `memory_space` (default: the device's main memory, `space_name`), matched by
         the name of the instruction that defines them (through the op matching, so a
         renumbered fusion keeps its buffer): size before and after (MiB), the change, and
         `grew`, `shrank`, `unchanged`, `new` or `gone`; the most grown first. Buffers under
@@ -372,6 +462,8 @@ class Comparison:
             raise ProfileError("neither run carries an HLO module with buffer assignment, so "
                                "there are no buffers to compare.")
         renamed = self._renamed(module)
+        label = memory_space or self.space_name(MAIN_SPACE)
+        memory_space = self._space_of(memory_space)
         parts = []
         for run in (self.before, self.after):
             analysis = _module_analysis(run.profile, module, memory_space)
@@ -383,7 +475,7 @@ class Comparison:
             parts.append(frame.assign(name=key).groupby("name", sort=False).agg(
                 size_bytes=("size_bytes", "sum"), shape=("shape", "first")))
         if all(not len(p) for p in parts):
-            raise ProfileError(f"no module named {module!r} with buffers in {memory_space} in "
+            raise ProfileError(f"no module named {module!r} with buffers in {label} in "
                                "either run.")
         merged = parts[0].merge(parts[1], how="outer", left_index=True, right_index=True,
                                 suffixes=("_before", "_after"), sort=False)
@@ -424,9 +516,11 @@ class Comparison:
         total = table.iloc[0]
         first = (f"Step time {total['before_ms']:.1f} -> {total['after_ms']:.1f} ms"
                  f"{_signed_pct(total['after_ms'], total['before_ms'])}")
+        if total["status"] == "unchanged":
+            first += " (within the runs' step-to-step spread)"
         words = [first]
         parts = table.iloc[1:]
-        moved = parts[(parts["change_pct_of_step"].abs() >= 5)].copy()
+        moved = parts[parts["status"] != "unchanged"].copy()
         moved = moved.iloc[np.argsort(-moved["change_ms"].abs().to_numpy(), kind="stable")]
         words += [f"{row['part']} {row['change_ms']:+.1f} ms" for _, row in moved.iterrows()]
         sentence = "; ".join(words) + "."
@@ -445,8 +539,10 @@ class Comparison:
         counts = ops["status"].value_counts()
         said = [f"{int(counts[s])} {s}" for s in STATUSES[:4] if counts.get(s, 0)]
         if not said:
-            return f"Ops: all {len(ops)} unchanged."
-        top = ops.iloc[0]
+            return f"Ops: all {len(ops)} unchanged (within their own run-to-run spread)."
+        if counts.get("unchanged", 0):
+            said.append(f"{int(counts['unchanged'])} unchanged")
+        top = ops[ops["status"] != "unchanged"].iloc[0]
         renamed = (f" (now {top['name_after']})" if isinstance(top["name_after"], str)
                    and top["name_after"] != top["name"] else "")
         return (f"Ops: {', '.join(said)}; the largest change is {top['name']}{renamed} in "
@@ -476,7 +572,8 @@ class Comparison:
             return ""
         memory = self.memory()
         row = memory[memory["module"] == module]
-        row = row[row["memory_space"] == "HBM"] if (row["memory_space"] == "HBM").any() else row
+        main = self.space_name(MAIN_SPACE)
+        row = row[row["memory_space"] == main] if (row["memory_space"] == main).any() else row
         if not len(row):
             return ""
         r = row.iloc[0]
@@ -570,6 +667,59 @@ def _has_hlo(row: pd.Series) -> bool:
 
 def _short(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12] if text else ""
+
+
+_SPREAD_COLUMNS = ("typical_before_us", "typical_after_us", "log_var_before", "log_var_after")
+
+
+def _log_spread(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per op: its typical total (occurrences x the time of the mean log, us) and the
+    variance of its log total (variance of a log occurrence / occurrences; NaN under two)."""
+    n = ops["samples"].to_numpy(np.float64)
+    s1, s2 = ops["log_sum"].to_numpy(np.float64), ops["log_sq_sum"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = s1 / n
+        var = np.maximum(s2 - s1 * mean, 0) / (n - 1)
+    var[n < 2] = np.nan
+    return n * np.expm1(np.nan_to_num(mean)) / PS_PER_US, var / n
+
+
+def _weighted_var(ops: pd.DataFrame, by: str) -> np.ndarray:
+    """Each op's share of its group's log-total variance (the delta method: its variance times
+    the square of its share of the group's typical time); 0 where the op's is unknown."""
+    typical = ops["typical_us"].to_numpy(np.float64)
+    total = ops.groupby(by, sort=False)["typical_us"].transform("sum").to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(total > 0, typical / total, 0.0)
+    return np.nan_to_num(ops["log_var"].to_numpy(np.float64)) * share ** 2
+
+
+def _spread(row: pd.Series | None, side: str, var: str = "log_var") -> dict[str, float]:
+    if row is None:
+        return {f"typical_{side}_us": math.nan, f"log_var_{side}": math.nan}
+    value = float(row[var])
+    return {f"typical_{side}_us": float(row["typical_us"]),
+            f"log_var_{side}": value if var == "log_var" or value > 0 else math.nan}
+
+
+def _change_se(frame: pd.DataFrame) -> np.ndarray:
+    """The change of the log typical total in standard errors of both runs (module doc); a
+    side without a spread borrows the other's; NaN where neither has one."""
+    vb = frame["log_var_before"].to_numpy(np.float64)
+    va = frame["log_var_after"].to_numpy(np.float64)
+    var = np.where(np.isnan(vb), 2 * va, np.where(np.isnan(va), 2 * vb, vb + va))
+    tb = frame["typical_before_us"].to_numpy(np.float64)
+    ta = frame["typical_after_us"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(var > 0, np.log(ta / tb) / np.sqrt(var), np.nan)
+
+
+def _spread_of(values: pd.Series) -> float:
+    """1.4826 x the median absolute deviation (module doc); 0 under two values."""
+    if len(values) < 2:
+        return 0.0
+    x = values.to_numpy(np.float64)
+    return 1.4826 * float(np.median(np.abs(x - np.median(x))))
 
 
 def _utilizations(row: pd.Series | None, device: Any, side: str) -> dict[str, float]:

@@ -315,7 +315,7 @@ def op_profile_part(profile: Any) -> _Collected | None:
 
 
 _SUMMED = ("time_ps", "occurrences", "devices", "flops", "model_flops", "bytes_accessed",
-           "hbm_bytes")
+           "hbm_bytes", "log_time_sum", "log_time_sq_sum")
 
 
 def combine_op_parts(parts: list[_Collected]) -> _Collected:
@@ -463,16 +463,18 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     op_time = np.zeros(n_ops + 1)
     op_count = np.zeros(n_ops + 1, np.int64)
     op_cores = np.zeros(n_ops + 1, np.int64)
+    op_logs = np.zeros((2, n_ops + 1))
     parents = np.zeros(n_ops + 1, bool)
     busy = 0
     spans: dict[int, list[int]] = {}
     for track in (*op_tracks.itertuples(), *step_tracks.itertuples()):
         busy += _tally_line(profile, track, timed, op_of_meta, spans, op_time, op_count,
-                            op_cores, parents)
+                            op_cores, op_logs, parents)
     total = sum(last - first for first, last in spans.values())
     ops["time_ps"] = op_time[1:]
     ops["occurrences"] = op_count[1:]
     ops["devices"] = op_cores[1:]
+    ops["log_time_sum"], ops["log_time_sq_sum"] = op_logs[0, 1:], op_logs[1, 1:]
     for column in ("flops", "model_flops", "bytes_accessed", "hbm_bytes"):
         ops[column] = ops[column] * ops["occurrences"]
     notes = []
@@ -504,9 +506,10 @@ def _collect_tpu(profile: Any) -> _Collected | None:
 
 def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
                 spans: dict[int, list[int]], op_time: np.ndarray, op_count: np.ndarray,
-                op_cores: np.ndarray, parents: np.ndarray) -> int:
+                op_cores: np.ndarray, op_logs: np.ndarray, parents: np.ndarray) -> int:
     """Adds one line's extent to its core's span and, for an `XLA Ops` line, its ops' times,
-    counts and parents to the tallies (indexed by op + 1); returns its busy time. A function of
+    counts, log-time moments and parents to the tallies (indexed by op + 1); returns its busy
+    time. A function of
     its own, so one line's columns are freed before the next line's are made."""
     start, duration = _device_times(profile, track.first_event, track.end_event, timed)
     if not len(start):
@@ -525,6 +528,7 @@ def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
     counts = np.bincount(op, minlength=len(op_count))
     op_count += counts
     op_cores += counts > 0
+    op_logs += _log_moments(op, duration, len(op_time))
     ordered = duration[order]
     return int(ordered.sum()) - int(ordered[contained].sum())
 
@@ -752,6 +756,10 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
     ops["time_ps"] = time
     ops["occurrences"] = count
     ops["devices"] = threads
+    first = np.flatnonzero(occurrence[order])
+    ops["log_time_sum"], ops["log_time_sq_sum"] = _log_moments(
+        codes[order][first], np.add.reduceat(duration[order], first) if len(first) else duration,
+        len(uniques))
     parents = np.unique(codes[order][holds])
     parent_keys = list(zip(ops["program_id"].iloc[parents], ops["name"].iloc[parents],
                            strict=True))
@@ -771,6 +779,16 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
     return _Collected(ops=ops, device=Device(kind, kind, 1, math.nan, math.nan, ""),
                       total_time_ps=total_time_ps, busy_time_ps=busy, read=read,
                       hlo=resolver.by_program, notes=notes, parents=parent_keys)
+
+
+def _log_moments(codes: np.ndarray, duration_ps: np.ndarray, n: int) -> np.ndarray:
+    """Per op, the sums of ln(1 + ps) and its square over the occurrences: their spread is
+    what a comparison of two runs reads as noise (analysis/compare.py). Logs, because timing
+    noise is multiplicative and heavy-tailed (a preempted occurrence takes many times longer).
+    """
+    logs = np.log1p(np.asarray(duration_ps, np.float64))
+    return np.stack([np.bincount(codes, weights=logs, minlength=n),
+                     np.bincount(codes, weights=logs * logs, minlength=n)])
 
 
 def _summed(stat: tuple[np.ndarray, np.ndarray], codes: np.ndarray, n: int) -> np.ndarray:

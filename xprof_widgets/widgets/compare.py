@@ -1,7 +1,8 @@
 """`xw.compare(before, after)`: two runs side by side, as a widget and as DataFrames.
 
 The widget is the comparison's view (the summary in words; steps, ops and memory in tabs) over
-two Trace Viewers, one per run, aligned on a chosen step: their windows are linked with the
+two Trace Viewers, one per run, aligned on a chosen step (at first, the step whose time changed
+most): their windows are linked with the
 offset between the two runs' starts of that step, so panning or zooming one moves the other and
 step k of each starts at the same x. The view asks for its report after it renders; the op
 table for another grouping on request.
@@ -11,7 +12,7 @@ table for another grouping on request.
     cmp.summary()              # "Step time 41.2 -> 33.0 ms, -20%; input wait -7.9 ms. ..."
     cmp.ops(), cmp.steps(), cmp.memory(), cmp.buffers()
     cmp.trace_diff()           # two PyTorch traces: ops and kernels by name, as HTA's TraceDiff
-    cmp.align(3)               # both traces on step 3
+    cmp.align(3)               # both traces on step 3 (at first: cmp.comparison.most_changed_step())
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.compare import FLOOR_US, GROUPINGS, THRESHOLD, Comparison
+from ..analysis.compare import FLOOR_US, GROUPINGS, MAIN_SPACE, THRESHOLD, Comparison, K
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
@@ -41,15 +42,17 @@ _STEP_PAD = 0.08
 
 def compare(before: str | os.PathLike | Profile, after: str | os.PathLike | Profile, *,
             run_before: str | None = None, run_after: str | None = None,
-            threshold: float = THRESHOLD, floor_us: float = FLOOR_US,
+            threshold: float = THRESHOLD, floor_us: float = FLOOR_US, k: float = K,
             trace_height: int = 360) -> Compare:
     """Compares two profiles (paths or opened `Profile`s; the same one twice is allowed).
 
-    threshold, floor_us: an op or step whose time changed by less than `threshold` of its time
-    or less than `floor_us` is unchanged (see `analysis/compare.py`).
+    k: an op or step changed only when its change exceeds k standard errors of the runs' own
+    spread (its occurrences within each run); floor_us: nor under this per occurrence;
+    threshold: the share of its time under which a change is noise where no spread is known
+    (an op that ran once). See `analysis/compare.py`.
     """
     return Compare(open_profile(before, run=run_before), open_profile(after, run=run_after),
-                   threshold=threshold, floor_us=floor_us, trace_height=trace_height)
+                   threshold=threshold, floor_us=floor_us, k=k, trace_height=trace_height)
 
 
 class CompareView(RequestWidget):
@@ -73,7 +76,7 @@ class CompareView(RequestWidget):
                              "rows": columnar(c.ops())}),
                          "memory": _section(lambda: _memory(c)),
                          "groupings": list(GROUPINGS), "threshold": c.threshold,
-                         "floor_us": c.floor_us})
+                         "floor_us": c.floor_us, "k": c.k})
 
     @handler("ops")
     def _ops(self, by: str = "op") -> dict:
@@ -89,9 +92,10 @@ class Compare(ipywidgets.VBox):
     """
 
     def __init__(self, before: Profile, after: Profile, *, threshold: float = THRESHOLD,
-                 floor_us: float = FLOOR_US, trace_height: int = 360, **kwargs: Any):
+                 floor_us: float = FLOOR_US, k: float = K, trace_height: int = 360,
+                 **kwargs: Any):
         super().__init__(**kwargs)
-        self.comparison = Comparison(before, after, threshold, floor_us)
+        self.comparison = Comparison(before, after, threshold, floor_us, k)
         self.view = CompareView(self.comparison)
         self.before = TraceViewer(before, height=trace_height)
         self.after = TraceViewer(after, height=trace_height)
@@ -106,7 +110,7 @@ class Compare(ipywidgets.VBox):
                                   _labelled("after", after.source, self.after)])
         traces.add_class("xw-cmp-traces")
         self.children = [self.view, traces]
-        self.align(0)
+        self.align(self.comparison.most_changed_step())
 
     # ---- the pandas face ----------------------------------------------------------------------
     def summary(self) -> str:
@@ -134,7 +138,8 @@ class Compare(ipywidgets.VBox):
     def memory(self) -> pd.DataFrame:
         return self.comparison.memory()
 
-    def buffers(self, module: str | None = None, memory_space: str = "HBM") -> pd.DataFrame:
+    def buffers(self, module: str | None = None, memory_space: str | None = None
+                ) -> pd.DataFrame:
         return self.comparison.buffers(module, memory_space)
 
     # ---- the two timelines --------------------------------------------------------------------
@@ -203,6 +208,7 @@ def _section(build: Any) -> dict:
 def _steps(c: Comparison) -> dict:
     steps = c.steps()
     return {"rows": columnar(steps), "breakdown": columnar(c.step_breakdown()),
+            "most_changed": c.most_changed_step(),
             "aligned": int(min(steps["step_before"].count(), steps["step_after"].count())),
             "chart": _charts.json_item(step_figure(steps))}
 
@@ -214,7 +220,8 @@ def _trace_ops(c: Comparison) -> dict:
 
 
 def _memory(c: Comparison) -> dict:
-    out: dict[str, Any] = {"rows": columnar(c.memory()), "module": c.default_module}
+    out: dict[str, Any] = {"rows": columnar(c.memory()), "module": c.default_module,
+                           "memory_space": c.space_name(MAIN_SPACE)}
     if c.default_module is not None:
         out["buffers"] = _section(lambda: {"rows": columnar(c.buffers())})
     return out

@@ -33,6 +33,8 @@ function signed(value, text) {
 const time = (v) => fmt.time(v);
 const mib = (v) => (v === null || v === undefined ? fmt.DASH : `${v.toFixed(3)} MiB`);
 const pct = (v) => (v === null || v === undefined ? fmt.DASH : `${v.toFixed(1)}%`);
+const se = (v) => (v === null || v === undefined || !Number.isFinite(v) ? fmt.DASH : `${v > 0 ? "+" : ""}${v.toFixed(1)}`);
+const SE_TITLE = "The change in standard errors of the two runs' own spread; beyond k of them it is real";
 
 export class CompareView {
   constructor(model, el) {
@@ -78,7 +80,7 @@ export class CompareView {
     const report = answer.content;
     this.summary.textContent = report.summary;
     this.summary.hidden = false;
-    const chart = this.stepsPanel(report.steps);
+    const chart = this.stepsPanel(report.steps, report);
     this.opsPanel(report);
     this.memoryPanel(report.memory);
     if (chart) {
@@ -95,7 +97,7 @@ export class CompareView {
     panel.append(h("div", { className: "xw-cmp-message" }, text));
   }
 
-  stepsPanel(steps) {
+  stepsPanel(steps, report) {
     const panel = this.panels.steps;
     if (steps.error) {
       this.message(panel, steps.error);
@@ -104,13 +106,19 @@ export class CompareView {
     const parts = rowsOf(steps.breakdown);
     panel.append(h("h3", {}, "The average step"),
       h("table", { className: "xw-cmp-breakdown" },
-        h("tr", {}, ["", "before (ms)", "after (ms)", "change (ms)", "change (% of the step before)"].map((t) => h("th", {}, t))),
-        parts.map((p) => h("tr", { dataset: { part: p.part } }, h("td", {}, p.part), h("td", {}, fmt.ms(p.before_ms)),
+        h("tr", {}, ["", "before (ms)", "after (ms)", "change (ms)", "change (% of the step before)", "change (SE)", "status"]
+          .map((t) => h("th", t === "change (SE)" ? { title: SE_TITLE } : {}, t))),
+        parts.map((p) => h("tr", { dataset: { part: p.part, status: p.status } }, h("td", {}, p.part), h("td", {}, fmt.ms(p.before_ms)),
           h("td", {}, fmt.ms(p.after_ms)), h("td", {}, signed(p.change_ms, fmt.ms)),
-          h("td", {}, signed(p.change_pct_of_step, (v) => `${v.toFixed(1)}%`))))));
+          h("td", {}, signed(p.change_pct_of_step, (v) => `${v.toFixed(1)}%`)),
+          h("td", {}, se(p.change_se)), h("td", {}, badge(p.status))))),
+      h("p", { className: "xw-cmp-note" },
+        `A part changed when its medians differ by more than ${report.k} standard errors of the runs' per-step values; `
+        + `a step when its two times differ by more than ${report.k} times the runs' step-to-step spread.`));
     const picker = h("select", { className: "xw-cmp-step", title: "The step both Trace Viewers below start at",
       onchange: () => { this.model.set("step", Number(picker.value)); this.model.save_changes(); } },
-    Array.from({ length: steps.aligned }, (_, i) => h("option", { value: String(i) }, `step ${i}`)));
+    Array.from({ length: steps.aligned }, (_, i) => h("option", { value: String(i) },
+      i === steps.most_changed ? `step ${i} (changed most)` : `step ${i}`)));
     picker.value = String(this.model.get("step"));
     this.model.on("change:step", () => { picker.value = String(this.model.get("step")); });
     const chart = h("div", { className: "xw-cmp-chart", dataset: { chart: "steps" } });
@@ -123,6 +131,8 @@ export class CompareView {
         { key: "duration_after_us", label: "After", format: time },
         { key: "change_us", label: "Change", format: (v) => signed(v, time) },
         { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "change_se", label: "Change (spread)", format: se,
+          title: "The change in units of the two runs' step-to-step spread" },
         { key: "status", label: "Status", align: "left", facet: true, format: badge },
         { key: "input_before_us", label: "Input before", format: time },
         { key: "input_after_us", label: "Input after", format: time },
@@ -165,6 +175,7 @@ export class CompareView {
         { key: "time_after_us", label: "After", format: time },
         { key: "change_us", label: "Change", format: (v) => signed(v, time) },
         { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "change_se", label: "Change (SE)", format: se, title: SE_TITLE },
         { key: "occurrences_before", label: "Runs before" },
         { key: "occurrences_after", label: "Runs after" },
         { key: "matched_by", label: "Matched by", align: "left" },
@@ -186,8 +197,10 @@ export class CompareView {
     panel.append(
       h("div", { className: "xw-cmp-controls" }, h("label", {}, "One row per ", by), counts),
       h("p", { className: "xw-cmp-note" },
-        `Sorted by the size of the change. Unchanged: less than ${Math.round(report.threshold * 100)}% of the op's time `
-        + `or ${report.floor_us} µs. Ops are matched by name, or by their HLO where XLA renumbered them (matched by fingerprint).`),
+        `Sorted by the size of the change. Unchanged: within ${report.k} standard errors of the op's own spread `
+        + `(its occurrences within each run), or under ${report.floor_us} µs an occurrence; an op that ran once in both runs: `
+        + `under ${Math.round(report.threshold * 100)}% of its time. `
+        + "Ops are matched by name, or by their HLO where XLA renumbered them (matched by fingerprint)."),
       table.el);
   }
 
@@ -250,7 +263,7 @@ export class CompareView {
     });
     panel.append(h("h3", {}, "Peak memory per module and memory space"), modules.el);
     if (!memory.module) return;
-    panel.append(h("h3", {}, `Buffers live at the peak of ${memory.module} (HBM)`));
+    panel.append(h("h3", {}, `Buffers live at the peak of ${memory.module} (${memory.memory_space})`));
     if (memory.buffers.error) {
       this.message(panel, memory.buffers.error);
       return;
