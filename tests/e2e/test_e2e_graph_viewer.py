@@ -77,6 +77,17 @@ def test_graph_viewer_draws_around_an_op(app_fixture, request):
     card.locator(".xw-gv-source").filter(has_text="not on this machine").wait_for(timeout=10_000)
     harness.screenshot(widget, f"graph_viewer_{app.server.app}_card")
 
+    # One fusion expanded from its pinned card, collapsed again from its cluster's title.
+    widget.locator(f".xw-gv-node[data-name='{OP}']").click()
+    card.get_by_role("button", name="Expand fusion").click()
+    cluster = page.locator(f".xw-gv[data-ready='1'] .xw-gv-cluster[data-name='{OP}']")
+    cluster.wait_for(timeout=20_000)
+    assert kernel_says(page, "g.toggled_fusions", str([OP])) == str([OP])
+    cluster.locator("text").click()
+    page.wait_for_selector(f".xw-gv[data-ready='1'] .xw-gv-node[data-name='{OP}']",
+                           timeout=20_000)
+    assert kernel_says(page, "g.toggled_fusions", "[]") == "[]"
+
     # W zooms in (keys go to the widget once the stage has focus).
     widget.locator(".xw-gv-stage").click(position={"x": 5, "y": 5})
     before = page.evaluate(SCALE)

@@ -122,6 +122,14 @@ def test_expanded_fusion_is_a_cluster_wired_through_its_parameters_and_root():
         ("a", "f"), ("q", "f"), ("f", "out")}
 
 
+def test_one_fusion_drawn_the_other_way():
+    g = module_of(ENTRY, FUSED)
+    nodes = graph.Neighbourhood(g, "out", 1, True, toggled=frozenset({"f"})).nodes()
+    assert nodes.set_index("name").loc["f", "expanded"] and "neg" in set(nodes["name"])
+    nodes = graph.Neighbourhood(g, "f", 1, False, toggled=frozenset({"f"})).nodes()
+    assert set(nodes["name"]) == {"a", "q", "f", "out"}
+
+
 def test_a_fusion_at_the_edge_stays_merged():
     """A fusion whose operands are not all shown is not expanded (as XLA draws it)."""
     g = module_of(ENTRY, FUSED)
@@ -170,6 +178,11 @@ def test_widget_on_the_tpu_fixture():
     assert g._text(g.module, "copy-done.1", 1, True, False)["text"].startswith("%")
     g.width = 99
     assert g.width == 10
+    g.op, g.merge_fusions = "broadcast_add_fusion.2", True
+    g.toggled_fusions = ["broadcast_add_fusion.2"]
+    assert g.nodes().set_index("name").loc["broadcast_add_fusion.2", "expanded"]
+    g.merge_fusions = False  # a new graph: every fusion back to the rule
+    assert g.toggled_fusions == []
 
 
 def test_no_hlo_no_graph_and_no_tab():

@@ -214,10 +214,14 @@ class _Member:
 
 
 class Neighbourhood:
-    """The instructions and edges around `op`, `width` hops, fusions merged or expanded."""
+    """The instructions and edges around `op`, `width` hops, fusions merged or expanded.
+
+    `toggled` names fusions drawn the other way from the rule: expanded though merged (or at
+    the edge), merged though expanded; the view's click on one fusion."""
 
     def __init__(self, graph: ModuleGraph, op: str, width: int = 2, merge_fusions: bool = True,
-                 metrics: pd.DataFrame | None = None, total_time_us: float = math.nan):
+                 metrics: pd.DataFrame | None = None, total_time_us: float = math.nan,
+                 toggled: frozenset[str] = frozenset()):
         found = graph.find(op)
         if found is None:
             raise ProfileError(f"module {graph.label} has no instruction named {op!r}.")
@@ -228,11 +232,15 @@ class Neighbourhood:
         self.computation = comp.name
         self._metrics = metrics
         self._total_us = total_time_us
+        self.toggled = frozenset(toggled)
         walked = _walk(comp, root, self.width)
         self._members: list[_Member] = []
         for k in sorted(walked):
-            expand = (not merge_fusions and comp.opcodes[k] == "fusion"
+            fusion = comp.opcodes[k] == "fusion"
+            expand = (fusion and not merge_fusions
                       and (k == root or self._operands_shown(comp, k, walked)))
+            if fusion and comp.names[k] in self.toggled:
+                expand = not expand
             self._members.append(_Member(comp, k, walked[k], None, expand))
             if expand:
                 self._expand(comp, k, walked[k])
@@ -248,7 +256,7 @@ class Neighbourhood:
             return
         fusion = comp.names[k]
         for j, opcode in enumerate(body.opcodes):
-            nested = opcode == "fusion"
+            nested = opcode == "fusion" and body.names[j] not in self.toggled
             self._members.append(_Member(body, j, distance, fusion, nested))
             if nested:
                 self._expand(body, j, distance)
@@ -437,13 +445,14 @@ def op_metrics(profile: Any, program_id: int) -> tuple[pd.DataFrame | None, floa
 
 
 def neighbourhood(profile: Any, op: str, module: int | str | None = None, width: int = 2,
-                  merge_fusions: bool = True) -> Neighbourhood:
+                  merge_fusions: bool = True, toggled: frozenset[str] = frozenset()
+                  ) -> Neighbourhood:
     """The graph around instruction `op` of `module` (found from `op` when None)."""
     label = find_module(profile, op) if module is None else module
     graph = module_graph(profile, label)
     metrics, total_us, _ = profile.memo(("graph_metrics", graph.program_id),
                                         lambda: op_metrics(profile, graph.program_id))
-    return Neighbourhood(graph, op, width, merge_fusions, metrics, total_us)
+    return Neighbourhood(graph, op, width, merge_fusions, metrics, total_us, toggled)
 
 
 def graph_available(profile: Any) -> bool:

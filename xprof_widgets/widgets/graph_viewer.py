@@ -59,6 +59,10 @@ class GraphViewer(RequestWidget):
                                    "fused computations).").tag(sync=True)
     show_metadata = traitlets.Bool(False, help="Labels show op names and source lines."
                                    ).tag(sync=True)
+    toggled_fusions = traitlets.List(traitlets.Unicode(), help="Fusions drawn the other way "
+                                     "from merge_fusions (the view's expand / collapse of one "
+                                     "fusion); cleared when the op, module or switch changes."
+                                     ).tag(sync=True)
     _modules = traitlets.List(traitlets.Unicode()).tag(sync=True)
     _error = traitlets.Unicode("").tag(sync=True)
 
@@ -96,7 +100,8 @@ class GraphViewer(RequestWidget):
         """The graph drawn now (module, op, width, fusions as the traits say)."""
         if self._error:
             raise ProfileError(self._error)
-        return neighbourhood(self.profile, self.op, self.module, self.width, self.merge_fusions)
+        return neighbourhood(self.profile, self.op, self.module, self.width, self.merge_fusions,
+                             frozenset(self.toggled_fusions))
 
     def nodes(self) -> pd.DataFrame:
         """One row per instruction drawn; see `Neighbourhood.nodes`."""
@@ -131,12 +136,16 @@ class GraphViewer(RequestWidget):
             self.module, self.op = label, op
 
     # ---- requests from the view ---------------------------------------------------------------
+    @traitlets.observe("op", "module", "merge_fusions")
+    def _untoggle(self, _change: dict) -> None:
+        self.toggled_fusions = []
+
     @handler("graph")
     def _graph(self, module: str, op: str, width: int, merge_fusions: bool,
-               show_metadata: bool) -> dict:
+               show_metadata: bool, toggled_fusions: list | None = None) -> dict:
         try:
             nb = neighbourhood(self.profile, op, module, int(min(MAX_WIDTH, max(0, width))),
-                               bool(merge_fusions))
+                               bool(merge_fusions), frozenset(toggled_fusions or ()))
         except ProfileError as exc:
             return {"problem": str(exc)}
         nodes = nb.nodes()
@@ -163,13 +172,17 @@ class GraphViewer(RequestWidget):
         return {"names": names[:SEARCH_HITS]}
 
     @handler("text")
-    def _text(self, module: str, op: str, width: int, merge_fusions: bool, long: bool) -> dict:
-        nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions))
+    def _text(self, module: str, op: str, width: int, merge_fusions: bool, long: bool,
+              toggled_fusions: list | None = None) -> dict:
+        nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions),
+                           frozenset(toggled_fusions or ()))
         return {"text": nb.hlo_text(bool(long))}
 
     @handler("dot")
-    def _dot(self, module: str, op: str, width: int, merge_fusions: bool) -> dict:
-        nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions))
+    def _dot(self, module: str, op: str, width: int, merge_fusions: bool,
+             toggled_fusions: list | None = None) -> dict:
+        nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions),
+                           frozenset(toggled_fusions or ()))
         return {"dot": nb.to_dot()}
 
     def __repr__(self) -> str:

@@ -26,7 +26,8 @@ export const CSS = `
 .xw-gv-node.xw-gv-pinned rect { stroke: var(--xw-accent); stroke-dasharray: 4 2; stroke-width: 2; }
 .xw-gv-node { cursor: pointer; }
 .xw-gv-cluster rect { fill-opacity: .35; stroke: var(--xw-border1); stroke-dasharray: 3 2; }
-.xw-gv-cluster text { font-size: 11px; fill: var(--xw-fg2); }
+.xw-gv-cluster text { font-size: 11px; fill: var(--xw-fg2); cursor: pointer; }
+.xw-gv-cluster text:hover { fill: var(--xw-accent); }
 .xw-gv-edge path { fill: none; stroke: var(--xw-fg2); stroke-width: 1; }
 .xw-gv-edge polygon { fill: var(--xw-fg2); }
 .xw-gv-card { position: absolute; z-index: 5; max-width: 460px; padding: 6px 8px; background: var(--xw-panel);

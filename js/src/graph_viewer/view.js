@@ -12,7 +12,8 @@ import { RequestError, request } from "../lib/transport.js";
 import { layoutGraph, rowsOf, shareFill } from "./layout.js";
 import { CSS } from "./style.js";
 
-const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata"];
+const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata", "toggled_fusions"];
+const UNTOGGLING = ["module", "op", "merge_fusions"]; // a new graph: every fusion back to the rule
 const SVG_NS = "http://www.w3.org/2000/svg";
 const SEARCH_DELAY_MS = 200;
 const ZOOM_STEP = 1.25;
@@ -74,6 +75,7 @@ export class GraphView {
   }
 
   set(changes) {
+    if (UNTOGGLING.some((t) => t in changes)) changes = { toggled_fusions: [], ...changes };
     for (const [k, v] of Object.entries(changes)) this.model.set(k, v);
     this.model.save_changes();
   }
@@ -184,8 +186,13 @@ export class GraphView {
       return s("g", { class: "xw-gv-cluster", "data-name": node.name },
         s("rect", { x: c.x - c.width / 2, y: c.y - c.height / 2 - LABEL_ROOM, width: c.width,
           height: c.height + LABEL_ROOM, rx: 6, fill }),
-        s("text", { x: c.x - c.width / 2 + 6, y: c.y - c.height / 2 - 4 }, `${node.name} (fusion)`));
+        s("text", { x: c.x - c.width / 2 + 6, y: c.y - c.height / 2 - 4, class: "xw-gv-collapse" },
+          s("title", {}, "click to collapse this fusion into one node"), `${node.name} (fusion) ▴`));
     });
+    clusters.forEach((g) => g.querySelector("text").addEventListener("click", (e) => {
+      e.stopPropagation();
+      if (!this.dragged) this.toggle(g.dataset.name);
+    }));
     const lines = layout.edges.map(({ edge, points }) => {
       const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
       const end = points[points.length - 1];
@@ -310,6 +317,8 @@ export class GraphView {
       ["framework op", node.op_name || fmt.DASH], ["source", node.source || fmt.DASH],
     ];
     const buttons = [
+      node.opcode === "fusion" && !node.expanded
+        ? h("button", { type: "button", onclick: () => this.toggle(node.name) }, "Expand fusion") : null,
       node.name !== this.graph.op && !node.expanded
         ? h("button", { type: "button", onclick: () => this.set({ op: node.name }) }, "Centre graph here") : null,
       linkButton(this.model, "trace", node.name, "Trace Viewer"),
@@ -380,6 +389,15 @@ export class GraphView {
     this.card.hidden = true;
   }
 
+  /** Draws one fusion the other way (expanded / merged), the rest as they are. */
+  toggle(name) {
+    const toggled = [...(this.model.get("toggled_fusions") ?? [])];
+    const at = toggled.indexOf(name);
+    if (at >= 0) toggled.splice(at, 1);
+    else toggled.push(name);
+    this.set({ toggled_fusions: toggled });
+  }
+
   // ---- search and module ----------------------------------------------------------------------
   highlight() {
     const text = this.searchBox.value.trim().toLowerCase();
@@ -430,7 +448,8 @@ export class GraphView {
   // ---- texts and downloads --------------------------------------------------------------------
   graphParams() {
     const p = this.params();
-    return { module: p.module, op: p.op, width: p.width, merge_fusions: p.merge_fusions };
+    return { module: p.module, op: p.op, width: p.width, merge_fusions: p.merge_fusions,
+      toggled_fusions: p.toggled_fusions };
   }
 
   toggleText() {
