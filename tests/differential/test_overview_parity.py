@@ -115,8 +115,9 @@ def test_top_framework_ops(path):
     for want, (_, got) in zip(theirs, ours.iterrows(), strict=True):
         share, cumulative, category, operation, flop_rate = want
         assert (got["operation"], got["type"]) == (operation, category)
-        assert got["self_time_share"] == pytest.approx(share, rel=1e-15, abs=0)
-        assert got["cumulative_self_time_share"] == pytest.approx(cumulative, rel=1e-15, abs=0)
+        assert got["share_of_framework_self_time"] == pytest.approx(share, rel=1e-15, abs=0)
+        assert got["cumulative_share_of_framework_self_time"] == pytest.approx(
+            cumulative, rel=1e-15, abs=0)
         assert got["flop_rate_gflops"] == pytest.approx(flop_rate, rel=1e-15, abs=0)
 
 

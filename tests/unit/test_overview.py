@@ -15,7 +15,7 @@ def test_a_tpu_profile_has_device_ops_and_steps(tpu_path):
     data = overview(xw.open_profile(tpu_path.parent / "synthetic_tpu.xplane.pb"))
     assert data.run["device_type"] == "TPU v6 Lite" and data.run["devices"] == 4
     assert data.steps["count"] > 10
-    assert data.step_breakdown["share"].sum() == pytest.approx(1.0, abs=0.02)
+    assert data.step_breakdown["share_of_step_time"].sum() == pytest.approx(1.0, abs=0.02)
     assert len(data.top_ops) == 10
     assert data.top_ops["time_us"].is_monotonic_decreasing
     assert 0 < data.run["flops_utilization"] <= 1
@@ -61,8 +61,8 @@ def test_run_environment_framework_ops_and_precision(tpu_path):
     assert (data.run["host_count"], data.run["device_core_count"]) == (1, 4)
     ops = data.top_framework_ops
     assert len(ops) == 10 and ops["self_time_us"].is_monotonic_decreasing
-    assert ops["cumulative_self_time_share"].iat[-1] == pytest.approx(
-        ops["self_time_share"].sum())
+    assert ops["cumulative_share_of_framework_self_time"].iat[-1] == pytest.approx(
+        ops["share_of_framework_self_time"].sum())
     assert ops["operation"].iat[0].startswith("jit(train_step)/")
     p = data.precision  # the synthetic program computes in bf16, keeps a few f32 ops
     assert p["compute_16bit_share"] > 0.99 and p["statement"] == ""
@@ -103,3 +103,36 @@ def test_a_pytorch_trace_names_its_gpu_and_is_not_told_it_lacks_xla_ops():
     data = overview(xw.open_profile(path))
     assert data.run["device_type"] == header[0]["name"] == "NVIDIA A100-PG509-200"
     assert not any("XLA" in note for note in data.notes)
+
+
+def test_each_share_says_what_it_is_a_share_of(tpu_path):
+    """copy-done.4 of the TPU run is 21.4% in the HLO op table and 24.7% in the framework op
+    table beside it: the first is of the device time (idle included), the second of the
+    device's framework-op self time (idle excluded). The view's headers say which."""
+    from xprof_widgets.analysis.op_profile import analyze_op_profile
+    from xprof_widgets.analysis.overview import SHARE_LABELS
+    from xprof_widgets.widgets.overview import Overview
+
+    content = Overview(tpu_path.parent / "tpu_v6e_inference.xplane.pb")._overview()
+    hlo = {op["name"]: op for op in content["top_ops"]}["copy-done.4"]
+    framework = {op["operation"]: op
+                 for op in content["top_framework_ops"]}["copy-done.4"]
+    assert round(100 * hlo["share_of_device_time"], 1) == 21.4
+    assert round(100 * framework["share_of_framework_self_time"], 1) == 24.7
+    assert content["share_labels"] == SHARE_LABELS
+    assert content["share_labels"]["share_of_device_time"] == "% of device time"
+    assert content["share_labels"]["share_of_framework_self_time"] == \
+        "% of framework-op self time"
+    assert content["share_labels"]["share_of_step_time"] == "% of step time"
+    assert "idle included" in content["share_titles"]["share_of_device_time"]
+    assert "idle excluded" in content["share_titles"]["share_of_framework_self_time"]
+    # The two denominators: device time, and device time less idle.
+    ops = analyze_op_profile(xw.open_profile(tpu_path.parent / "tpu_v6e_inference.xplane.pb"))
+    assert hlo["share_of_device_time"] / (1 - ops.idle_time_ps / ops.total_time_ps) == \
+        pytest.approx(framework["share_of_framework_self_time"], rel=1e-3)
+    # No share column is left unnamed.
+    shares = [c for part in ("top_ops", "top_framework_ops") for c in content[part][0]
+              if "share" in c]
+    assert shares and all(c in SHARE_LABELS for c in shares)
+    steps = Overview(tpu_path.parent / "jax_cpu_demo.xplane.pb")._overview()["step_breakdown"]
+    assert all("share_of_step_time" in p and "share" not in p for p in steps)

@@ -8,7 +8,11 @@ not dropped silently.
 As XProf's overview page: the run environment (hosts, device type, device cores; a CPU-only run
 has none), the top ten device framework ops by self time (idle excluded) beside the top HLO ops,
 and the share of device compute time in 16-bit and 32-bit precision with XProf's advice below
-10% 16-bit. An op computes in 16 bits when its result is a 16-bit float (`f16`, `bf16`; XProf
+10% 16-bit. Every share is named for what it is a share of (SHARE_LABELS), since the tables
+beside each other divide by different times: an HLO op's share is of the device time (every
+core's span, idle included), a framework op's of the device's framework-op self time (its busy
+time, idle excluded, as XProf's), a step part's of the step time; so copy-done.4 of
+tpu_v6e_inference is 21.4% of device time and 24.7% of framework-op self time. An op computes in 16 bits when its result is a 16-bit float (`f16`, `bf16`; XProf
 reads TensorFlow GPU kernels' `half` shapes), in 32 bits otherwise; collectives, copies, infeed
 and outfeed are not compute. Each recommendation names the tool it comes from, so the view can
 open it.
@@ -50,10 +54,28 @@ LOW_OVERLAP_PCT = 50.0
 """Below this share of communication overlapping computation, advice to overlap more."""
 MEMORY_PCT = 10.0
 """Copies and memsets alone taking this share of kernel time or more get advice."""
-FRAMEWORK_OP_COLUMNS = ["operation", "type", "self_time_us", "self_time_share",
-                        "cumulative_self_time_share", "flop_rate_gflops"]
+FRAMEWORK_OP_COLUMNS = ["operation", "type", "self_time_us", "share_of_framework_self_time",
+                        "cumulative_share_of_framework_self_time", "flop_rate_gflops"]
 """XProf's top device framework ops (its `selfTimePercent`, `cumulativeTimePercent` are these
-shares, as fractions of the device's busy time)."""
+shares, as fractions of the device's framework-op self time, idle excluded)."""
+TOP_OP_COLUMNS = ["name", "category", "time_us", "share_of_device_time", "flops_utilization",
+                  "bandwidth_utilization", "bound_by"]
+SHARE_LABELS = {
+    "share_of_device_time": "% of device time",
+    "share_of_framework_self_time": "% of framework-op self time",
+    "cumulative_share_of_framework_self_time": "cumulative % of framework-op self time",
+    "share_of_step_time": "% of step time",
+    "compute_16bit_share": "% of device compute time",
+}
+"""The column headers: each share says what it is a share of (the module doc)."""
+SHARE_TITLES = {
+    "share_of_device_time": "Share of the device time: every core's span from its first op to "
+                            "its last, idle included (the op profile's)",
+    "share_of_framework_self_time": "Share of the device's framework-op self time: its busy "
+                                    "time, idle excluded (XProf's overview)",
+    "share_of_step_time": "Share of the step time, all steps together",
+}
+"""Longer words for a header's hover."""
 _SIXTEEN_BIT = re.compile(r"^\(?(?:bf16|f16)\[|\bhalf\b|\bfp16\b")
 _NOT_COMPUTE = re.compile(r"(?i)all-?reduce|all-?gather|reduce-?scatter|all-?to-?all|"
                           r"collective|\bsend\b|\brecv\b|^copy-(?:start|done)|infeed|outfeed|"
@@ -87,6 +109,8 @@ class Overview:
             "recommendations": self.recommendations,
             "notes": self.notes,
             "gpu": self.gpu,
+            "share_labels": SHARE_LABELS,
+            "share_titles": SHARE_TITLES,
         }
 
 
@@ -166,10 +190,11 @@ def _device_name(devices: pd.DataFrame) -> str:
 def _steps(analysis: InputPipelineAnalysis) -> tuple[dict[str, Any] | None, pd.DataFrame]:
     steps = analysis.steps
     if not len(steps):
-        return None, pd.DataFrame(columns=["part", "avg_ms", "share"])
+        return None, pd.DataFrame(columns=["part", "avg_ms", "share_of_step_time"])
     total = float(steps["duration_us"].sum())
     rows = [{"part": c, "avg_ms": float(steps[c].mean()) / 1000,
-             "share": float(steps[c].sum()) / total if total else 0.0} for c in STEP_PARTS]
+             "share_of_step_time": float(steps[c].sum()) / total if total else 0.0}
+            for c in STEP_PARTS]
     stats = analysis.step_time_stats()
     summary = {"count": len(steps), **{k: float(v) for k, v in stats.items()},
                "input_share": analysis.input_share, "verdict": analysis.verdict}
@@ -177,25 +202,25 @@ def _steps(analysis: InputPipelineAnalysis) -> tuple[dict[str, Any] | None, pd.D
 
 
 def _top_ops(ops: OpProfileAnalysis | None) -> pd.DataFrame:
-    columns = ["name", "category", "time_us", "time_share", "flops_utilization",
-               "bandwidth_utilization", "bound_by"]
+    """The op profile's longest ops (TOP_OP_COLUMNS); its `time_share` is of the device time."""
     if ops is None:
-        return pd.DataFrame(columns=columns)
-    table = ops.to_dataframe()
-    return table[columns].head(TOP_OPS).reset_index(drop=True)
+        return pd.DataFrame(columns=TOP_OP_COLUMNS)
+    table = ops.to_dataframe().rename(columns={"time_share": "share_of_device_time"})
+    return table[TOP_OP_COLUMNS].head(TOP_OPS).reset_index(drop=True)
 
 
 def top_framework_ops(analysis: FrameworkOpStatsAnalysis, limit: int = TOP_OPS) -> pd.DataFrame:
     """The device's framework ops with the most self time, idle excluded (FRAMEWORK_OP_COLUMNS),
-    as XProf's overview lists them."""
+    as XProf's overview lists them; shares of the device's framework-op self time."""
     table = analysis.table(include_idle=False)
     rows = table[table["host_or_device"] == "Device"].head(limit)
     return pd.DataFrame({
         "operation": rows["operation"].to_numpy(dtype=object),
         "type": rows["type"].to_numpy(dtype=object),
         "self_time_us": rows["total_self_time_us"].to_numpy(np.float64),
-        "self_time_share": rows["device_total_self_time_pct"].to_numpy(np.float64) / 100,
-        "cumulative_self_time_share":
+        "share_of_framework_self_time":
+            rows["device_total_self_time_pct"].to_numpy(np.float64) / 100,
+        "cumulative_share_of_framework_self_time":
             rows["device_cumulative_total_self_time_pct"].to_numpy(np.float64) / 100,
         "flop_rate_gflops": rows["measured_flop_rate_gflops"].to_numpy(np.float64),
     })

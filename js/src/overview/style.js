@@ -23,6 +23,7 @@ export const CSS = `
 .xw-ov-table th { text-align: right; font-weight: 600; padding: 2px 5px; border-bottom: 1px solid var(--xw-border); white-space: nowrap; }
 .xw-ov-table td { text-align: right; padding: 2px 5px; border-bottom: 1px solid var(--xw-border); white-space: nowrap; }
 .xw-ov-table th:first-child, .xw-ov-table td:first-child, .xw-ov-table td:nth-child(2), .xw-ov-table th:nth-child(2) { text-align: left; }
+.xw-ov-table th.xw-ov-share { white-space: normal; min-width: 88px; line-height: 14px; }
 .xw-ov-name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
 .xw-ov-status { color: var(--xw-fg2); padding: 8px; }
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }

@@ -1,13 +1,21 @@
 // The Overview: run environment, step time and its breakdown, a PyTorch trace's GPU time
 // breakdowns (HTA's: gpu.js), device compute precision,
 // recommendations (in the suite each with a button opening the tool it comes from), the top HLO
-// ops beside the top framework ops. Everything from the profile is set as text (h() makes text
-// nodes), never as HTML.
+// ops beside the top framework ops. Every share's header says what it is a share of (the kernel's
+// share_labels: the two op tables divide by different times). Everything from the profile is set
+// as text (h() makes text nodes), never as HTML.
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
 import { count, deviceLabel, percent, si, time, utilizationColor } from "../lib/format.js";
 import { gpuCards } from "./gpu.js";
 import { CSS } from "./style.js";
+
+/** Table headers: a string, or [key of a share column, fallback] labelled by what it divides by. */
+function headers(columns, labels, titles) {
+  return h("thead", {}, h("tr", {}, columns.map((c) => (Array.isArray(c)
+    ? h("th", { className: "xw-ov-share", dataset: { share: c[0] }, title: titles[c[0]] ?? labels[c[0]] ?? c[1] }, labels[c[0]] ?? c[1])
+    : h("th", {}, c)))));
+}
 
 function tile(label, value) {
   return h("div", { className: "xw-ov-tile" },
@@ -30,27 +38,30 @@ function runCard(run) {
 }
 
 /** Device compute time by precision: a two-part bar and the shares (null without compute ops). */
-export function precisionCard(precision) {
+export function precisionCard(precision, labels = {}) {
   if (!precision) return null;
   const parts = [["16-bit", precision.compute_16bit_share, "#59a14f"], ["32-bit", precision.compute_32bit_share, "#4e79a7"]];
+  const of = labels.compute_16bit_share ?? "% of device compute time";
   return h("section", { className: "xw-ov-card", dataset: { card: "precision" } }, h("h3", {}, "Device compute precision"),
-    h("div", { className: "xw-ov-tiles" }, parts.map(([label, share]) => tile(`${label} compute`, percent(share))),
+    h("div", { className: "xw-ov-tiles" }, parts.map(([label, share]) => tile(`${label} compute (${of})`, percent(share))),
       tile("Device compute time", time(precision.compute_us))),
     h("div", { className: "xw-ov-bar", role: "img", "aria-label": "compute time by precision" },
       parts.map(([label, share, color]) => h("span", { title: `${label}: ${percent(share)}`,
         style: { width: `${Math.max(0, share) * 100}%`, background: color } }))));
 }
 
-function stepCard(steps, breakdown) {
+function stepCard(steps, breakdown, labels) {
   if (!steps) return null;
+  const of = labels.share_of_step_time ?? "% of step time";
+  const share = (part) => `${percent(part.share_of_step_time)} ${of.replace(/^% /, "")}`;
   const bar = h("div", { className: "xw-ov-bar", role: "img", "aria-label": "step time breakdown" },
     breakdown.map((part) => h("span", {
-      title: `${part.label}: ${time(part.avg_ms * 1000)} (${percent(part.share)})`,
-      style: { width: `${Math.max(0, part.share) * 100}%`, background: part.color },
+      title: `${part.label}: ${time(part.avg_ms * 1000)} (${share(part)})`,
+      style: { width: `${Math.max(0, part.share_of_step_time) * 100}%`, background: part.color },
     })));
-  const legend = h("ul", { className: "xw-ov-legend" }, breakdown.map((part) =>
+  const legend = h("ul", { className: "xw-ov-legend", dataset: { share: "share_of_step_time" } }, breakdown.map((part) =>
     h("li", {}, h("span", { className: "xw-ov-swatch", style: { background: part.color } }),
-      `${part.label} ${time(part.avg_ms * 1000)} (${percent(part.share)})`)));
+      `${part.label} ${time(part.avg_ms * 1000)} (${share(part)})`)));
   return h("section", { className: "xw-ov-card" }, h("h3", {}, "Step time"),
     h("div", { className: "xw-ov-tiles" },
       tile("Steps", count(steps.count)), tile("Average", time(steps.avg_ms * 1000)),
@@ -60,31 +71,30 @@ function stepCard(steps, breakdown) {
     bar, legend);
 }
 
-function opsCard(ops) {
+function opsCard(ops, labels, titles) {
   if (!ops.length) return null;
   const util = (u) => h("td", { style: u === null ? {} : { background: utilizationColor(u) } }, percent(u));
   return h("section", { className: "xw-ov-card", dataset: { card: "hlo-ops" } }, h("h3", {}, "Top ops by time (HLO)"),
     h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table" },
-      h("thead", {}, h("tr", {}, ["Op", "Category", "Time", "Share", "FLOPS util", "BW util", "Bound by"]
-        .map((c) => h("th", {}, c)))),
+      headers(["Op", "Category", "Time", ["share_of_device_time", "Share"], "FLOPS util", "BW util", "Bound by"], labels, titles),
       h("tbody", {}, ops.map((op) => h("tr", {},
         h("td", { className: "xw-ov-name", title: op.name }, op.name), h("td", {}, op.category),
-        h("td", {}, time(op.time_us)), h("td", {}, percent(op.time_share)),
+        h("td", {}, time(op.time_us)), h("td", {}, percent(op.share_of_device_time)),
         util(op.flops_utilization), util(op.bandwidth_utilization), h("td", {}, op.bound_by || "—")))))));
 }
 
 /** XProf's top device framework ops: self time, its share and running share, FLOP rate. */
-export function frameworkOpsCard(ops) {
+export function frameworkOpsCard(ops, labels = {}, titles = {}) {
   if (!ops.length) return null;
   return h("section", { className: "xw-ov-card", dataset: { card: "framework-ops" } },
     h("h3", {}, "Top framework ops by self time"),
     h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table" },
-      h("thead", {}, h("tr", {}, ["Framework op", "Type", "Self time", "Share", "Cumulative", "FLOP rate"]
-        .map((c) => h("th", {}, c)))),
+      headers(["Framework op", "Type", "Self time", ["share_of_framework_self_time", "Share"],
+        ["cumulative_share_of_framework_self_time", "Cumulative"], "FLOP rate"], labels, titles),
       h("tbody", {}, ops.map((op) => h("tr", {},
         h("td", { className: "xw-ov-name", title: op.operation }, op.operation), h("td", {}, op.type),
-        h("td", {}, time(op.self_time_us)), h("td", {}, percent(op.self_time_share)),
-        h("td", {}, percent(op.cumulative_self_time_share)), h("td", {}, si(op.flop_rate_gflops * 1e9, "FLOP/s"))))))));
+        h("td", {}, time(op.self_time_us)), h("td", {}, percent(op.share_of_framework_self_time)),
+        h("td", {}, percent(op.cumulative_share_of_framework_self_time)), h("td", {}, si(op.flop_rate_gflops * 1e9, "FLOP/s"))))))));
 }
 
 /** The recommendations; in the suite each has a button opening the tool it comes from. */
@@ -117,9 +127,12 @@ async function render({ model, el }) {
   try {
     const answer = await request(model, "overview", {}, { onBusy: busy });
     const o = answer.content;
-    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown), ...gpuCards(o.gpu),
-      precisionCard(o.precision),
-      adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops), frameworkOpsCard(o.top_framework_ops),
+    const labels = o.share_labels ?? {};
+    const titles = o.share_titles ?? {};
+    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown, labels), ...gpuCards(o.gpu),
+      precisionCard(o.precision, labels),
+      adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops, labels, titles),
+      frameworkOpsCard(o.top_framework_ops, labels, titles),
       listCard("Notes", o.notes, "xw-ov-notes")].filter(Boolean));
     el.dataset.ready = "1";
   } catch (err) {
