@@ -421,3 +421,16 @@ def test_ops_without_hlo_have_unknown_costs(tmp_path):
     assert np.isnan(ops["flops"].iloc[0]) and np.isnan(ops["flops_utilization"].iloc[0])
     assert any("no HLO proto" in n for n in analysis.notes)
     assert analysis.total_time_ps == 6000 and analysis.idle_time_ps == 4000
+
+
+def test_details_give_the_trace_spans_beside_the_device_time():
+    """A TPU op is timed by its own device_duration_ps; the Trace Viewer sums the events' spans.
+    copy-done.4 of the v6e run: 77.773 s of device time, 70.539 s of spans (the card shows
+    both); on a CPU the events are the ops' spans, so the two are one number."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    tpu = analyze_op_profile(xw.open_profile(data / "tpu_v6e_inference.xplane.pb"))
+    d = tpu.details(int(tpu.ops.index[tpu.ops["name"] == "copy-done.4"][0]))
+    assert (d["occurrences"], round(d["time_us"] / 1e6, 3)) == (400, 77.773)
+    assert round(d["span_time_us"] / 1e6, 3) == 70.539
+    cpu = analyze_op_profile(xw.open_profile(data / "jax_cpu_demo.xplane.pb"))
+    assert (cpu.ops["span_time_ps"] == cpu.ops["time_ps"]).all()

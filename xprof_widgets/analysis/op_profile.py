@@ -251,6 +251,7 @@ class OpProfileAnalysis:
             "bandwidth_gbps": _none_if_nan(row["bandwidth_gbps"]),
             "arithmetic_intensity": _none_if_nan(row["arithmetic_intensity"]),
             "bound_by": row["bound_by"], "time_us": row["time_us"],
+            "span_time_us": float(row["span_time_ps"]) / PS_PER_US,
             "occurrences": int(row["occurrences"]), "avg_time_us": row["avg_time_us"],
             "shape": row["shape"],
             "padded_shape": padding.padded_dims if padding else "",
@@ -315,7 +316,7 @@ def op_profile_part(profile: Any) -> _Collected | None:
 
 
 _SUMMED = ("time_ps", "occurrences", "devices", "flops", "model_flops", "bytes_accessed",
-           "hbm_bytes", "log_time_sum", "log_time_sq_sum")
+           "hbm_bytes", "log_time_sum", "log_time_sq_sum", "span_time_ps")
 
 
 def combine_op_parts(parts: list[_Collected]) -> _Collected:
@@ -463,7 +464,7 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     op_time = np.zeros(n_ops + 1)
     op_count = np.zeros(n_ops + 1, np.int64)
     op_cores = np.zeros(n_ops + 1, np.int64)
-    op_logs = np.zeros((2, n_ops + 1))
+    op_logs = np.zeros((3, n_ops + 1))  # log-time moments, then the events' trace spans
     parents = np.zeros(n_ops + 1, bool)
     busy = 0
     spans: dict[int, list[int]] = {}
@@ -475,6 +476,7 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     ops["occurrences"] = op_count[1:]
     ops["devices"] = op_cores[1:]
     ops["log_time_sum"], ops["log_time_sq_sum"] = op_logs[0, 1:], op_logs[1, 1:]
+    ops["span_time_ps"] = op_logs[2, 1:]
     for column in ("flops", "model_flops", "bytes_accessed", "hbm_bytes"):
         ops[column] = ops[column] * ops["occurrences"]
     notes = []
@@ -508,8 +510,8 @@ def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
                 spans: dict[int, list[int]], op_time: np.ndarray, op_count: np.ndarray,
                 op_cores: np.ndarray, op_logs: np.ndarray, parents: np.ndarray) -> int:
     """Adds one line's extent to its core's span and, for an `XLA Ops` line, its ops' times,
-    counts, log-time moments and parents to the tallies (indexed by op + 1); returns its busy
-    time. A function of
+    counts, log-time moments, trace spans (the events' own durations, which the device times
+    replace when timed) and parents to the tallies (indexed by op + 1); returns its busy time. A function of
     its own, so one line's columns are freed before the next line's are made."""
     start, duration = _device_times(profile, track.first_event, track.end_event, timed)
     if not len(start):
@@ -528,7 +530,9 @@ def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
     counts = np.bincount(op, minlength=len(op_count))
     op_count += counts
     op_cores += counts > 0
-    op_logs += _log_moments(op, duration, len(op_time))
+    op_logs[:2] += _log_moments(op, duration, len(op_time))
+    op_logs[2] += np.bincount(op, weights=profile.duration_ps[track.first_event:track.end_event],
+                              minlength=len(op_time))
     ordered = duration[order]
     return int(ordered.sum()) - int(ordered[contained].sum())
 
@@ -754,6 +758,7 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
                                stat_flops[k], stat_bytes[k]))
     ops = pd.DataFrame(rows, columns=_RAW_COLUMNS)
     ops["time_ps"] = time
+    ops["span_time_ps"] = time  # the events are the ops' own spans
     ops["occurrences"] = count
     ops["devices"] = threads
     first = np.flatnonzero(occurrence[order])

@@ -16,12 +16,28 @@ function util(value, hasPeaks) {
   return [fmt.percent(value), bar(value)];
 }
 
+/** The op's time; where the trace's event spans total otherwise (a TPU op timed by the device's
+ * own `device_duration_ps`), both, each saying what it is: the Trace Viewer's selection sums spans. */
+function timeRows(d) {
+  const runs = `${fmt.time(d.time_us)} in ${fmt.count(d.occurrences)} runs (avg ${fmt.time(d.avg_time_us)})`;
+  const span = d.span_time_us;
+  if (span === null || span === undefined || Math.abs(span - d.time_us) <= 1e-3 * Math.max(span, d.time_us)) {
+    return [["Time", runs]];
+  }
+  const avg = d.occurrences ? ` (avg ${fmt.time(span / d.occurrences)})` : "";
+  return [
+    [h("span", { title: "The device's own measure of the op (device_duration_ps): what the op table sums" }, "Device time"), runs],
+    [h("span", { title: "The op's events as drawn on the timeline: what the Trace Viewer's selection totals" }, "Trace spans"),
+      `${fmt.time(span)}${avg}`],
+  ];
+}
+
 /** The card's content for a `details` answer; onClose unpins it. */
 export function cardContent(d, pinned, onClose, link = null) {
   const rows = [
     ["Category", d.category],
     ["Program", d.program],
-    ["Time", `${fmt.time(d.time_us)} in ${fmt.count(d.occurrences)} runs (avg ${fmt.time(d.avg_time_us)})`],
+    ...timeRows(d),
     ["FLOPS util", util(d.flops_utilization, d.has_peaks)],
     ["BW util", util(d.bandwidth_utilization, d.has_peaks)],  // the table's name for it
     ["FLOP rate", fmt.si(d.flop_rate, "FLOP/s")],
