@@ -39,7 +39,7 @@ export function cardContent(rows, i, { pinned, onLink, onGraph, onUnpin, linkSen
     NO_EVENTS.has(type) ? h("span", { className: "xw-mv-muted" }, `a ${type}: no op runs for it`)
       : h("button", { type: "button", className: "xw-mv-link", title: "set this widget's `link` trait; the "
         + "Profiler suite opens the op in its Trace Viewer", onclick: () => onLink(instruction) }, "show in Trace Viewer"),
-    onGraph ? h("button", { type: "button", className: "xw-mv-link", title: "the Profiler suite opens the "
+    onGraph ? h("button", { type: "button", className: "xw-mv-graph-link", title: "the Profiler suite opens the "
       + "defining instruction in its Graph Viewer", onclick: () => onGraph(instruction) }, "open in Graph Viewer") : null,
     linkSent ? h("div", { className: "xw-mv-card-sent" }, `link = {tool: "trace", op: "${instruction}"}`) : null);
   return [
