@@ -13,7 +13,8 @@ milliseconds from keydown, p50 / p95 over the presses:
 - first: the frame after the first one that shows the view moved (drawn from what the view held);
 - settled: the frame after the first one drawn from an answer that serves the view at full
   resolution (`data-settled="1"`): the same frame as `first` when what the view held serves it;
-- drawn: when the first changed frame's callback finished (`first` less the wait for the screen).
+- drawn: when the first changed frame's callback finished (`first` less the wait for the screen);
+- waited: presses whose settled picture came after the first frame (the kernel was asked).
 
 Profiles are synthetic TPU traces cached by tests/bench/common.py ($XPROF_WIDGETS_BENCH_DIR; put
 the 5e7 one, ~1 GB, on /tmp). Chromium runs headless without a GPU, as the browser tests do. No
@@ -108,7 +109,8 @@ def measure_app(app: harness.NotebookApp, path: Path, presses: int, seed: int) -
         page.wait_for_function(LAST_SETTLED, timeout=30_000, polling=50)
         page.wait_for_timeout(rng.randint(30, 300))
     log = page.evaluate("() => window.__xwKeyLog")
-    out = {"n": len(log), "log": log}
+    out = {"n": len(log), "log": log,
+           "waited": sum(entry["settled"] > entry["first"] for entry in log)}
     draws = page.evaluate("() => performance.getEntriesByName('xw-trace-draw').map((m) => m.duration)")
     out["draw"] = (percentile(draws, 0.5), percentile(draws, 0.95))
     for column in ("first", "settled", "drawn"):
@@ -151,7 +153,7 @@ def main() -> None:
                         for e in r["log"]:
                             print(e["key"], *(f"{e[c] - e['t']:.1f}" for c in
                                               ("drawn", "first", "settled")))
-                    rows.append([app.name, label, r["n"],
+                    rows.append([app.name, label, r["n"], r["waited"],
                                  *(f"{v:.1f}" for column in ("first", "settled", "drawn", "draw")
                                    for v in r[column])])
                     print(*rows[-1], flush=True)
@@ -159,7 +161,7 @@ def main() -> None:
                 server.stop()
         browser.close()
     print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(table(["app", "events", "presses", "first p50", "first p95", "settled p50",
+    print(table(["app", "events", "presses", "waited", "first p50", "first p95", "settled p50",
                  "settled p95", "drawn p50", "drawn p95", "draw p50", "draw p95"], rows))
 
 
