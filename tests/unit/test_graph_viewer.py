@@ -164,7 +164,9 @@ def test_numbers_are_the_op_profiles():
     assert node["source"].endswith("host_offload_stress_test.py:29")
 
 
-def test_widget_on_the_tpu_fixture():
+def test_widget_on_the_tpu_fixture(monkeypatch):
+    from xprof_widgets.widgets import graph_viewer
+
     g = xw.GraphViewer(str(TPU))
     assert g.module == "jit_f(12190760917235803885)" and g.op  # the busiest module and op
     g.show("copy-done.1")
@@ -174,6 +176,9 @@ def test_widget_on_the_tpu_fixture():
     assert len(answer["hlo"]) == len(answer["nodes"]["name"])
     assert set(answer["edges"]) == {"source", "target", "operand_index", "shape"}
     assert "problem" in g._graph(g.module, "nope", 2, True, False)
+    monkeypatch.setattr(graph_viewer, "MAX_DRAWN", 3)
+    assert "more than the view lays out" in g._graph(g.module, "copy-done.1", 2, True, False)[
+        "problem"]
     assert g._search(g.module, "COPY-DONE.1")["names"][0] == "copy-done.1"
     assert g._text(g.module, "copy-done.1", 1, True, False)["text"].startswith("%")
     g.width = 99

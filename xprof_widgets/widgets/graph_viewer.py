@@ -27,6 +27,8 @@ from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 
 MAX_WIDTH = 10
+MAX_DRAWN = 1500
+"""Most instructions the view lays out at once: dagre takes seconds beyond, the page would freeze."""
 SEARCH_HITS = 20
 SOURCE_CONTEXT = 4  # lines shown either side of a source line
 _NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
@@ -149,6 +151,10 @@ class GraphViewer(RequestWidget):
         except ProfileError as exc:
             return {"problem": str(exc)}
         nodes = nb.nodes()
+        if len(nodes) > MAX_DRAWN:
+            return {"problem": f"{len(nodes):,} instructions lie within {width} hops of {op}: more "
+                               f"than the view lays out at once ({MAX_DRAWN:,}). Lower the width "
+                               "or merge fusions; nodes() lists them all."}
         return {"module": nb.graph.label, "op": op, "computation": nb.computation,
                 "nodes": _records(nodes, _NODE_FIELDS),
                 "hlo": nb.hlo_lines(long=bool(show_metadata)),
