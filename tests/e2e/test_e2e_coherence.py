@@ -127,8 +127,12 @@ def run_suite(app, dark: bool):
     page = app.open_and_run(app.notebook(f"coherence_{'dark' if dark else 'light'}.ipynb", cells))
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(not dark).lower()}'",
                            timeout=30_000)
-    page.wait_for_function("() => document.querySelectorAll('.xw-suite-tabs').length === 2",
-                           timeout=240_000)
+    second = ".widget-vbox:has(> .xw-suite-tabs) ~ .widget-vbox > .xw-suite-tabs"
+    try:
+        app.wait_ready(page, second, timeout=300)
+    except Exception:  # what the page showed instead, for the failure's reader
+        page.screenshot(path=str(harness.ARTIFACTS / f"coherence_{app.server.app}_not_drawn.png"))
+        raise
     return page
 
 
