@@ -23,12 +23,15 @@ function badge(status) {
   return status ? h("span", { className: "xw-cmp-badge", dataset: { status } }, status) : fmt.DASH;
 }
 
-/** A signed change: red when it grew (slower, bigger), green when it shrank. */
-function signed(value, text) {
+/** A signed change: red when it grew (slower, bigger), green when it shrank; uncoloured when
+ * its status says it is noise (`unchanged`), so a screen of noise is not a screen of green. */
+function signed(value, text, status = null) {
   if (value === null || value === undefined) return fmt.DASH;
   const shown = `${value > 0 ? "+" : ""}${text(value)}`;
-  return h("span", { className: value > 0 ? "xw-cmp-up" : value < 0 ? "xw-cmp-down" : "" }, shown);
+  const real = status !== "unchanged";
+  return h("span", { className: real && value > 0 ? "xw-cmp-up" : real && value < 0 ? "xw-cmp-down" : "" }, shown);
 }
+const judged = (text) => (v, row) => signed(v, text, row.status);
 
 const time = (v) => fmt.time(v);
 const mib = (v) => (v === null || v === undefined ? fmt.DASH : `${v.toFixed(3)} MiB`);
@@ -109,8 +112,8 @@ export class CompareView {
         h("tr", {}, ["", "before (ms)", "after (ms)", "change (ms)", "change (% of the step before)", "change (SE)", "status"]
           .map((t) => h("th", t === "change (SE)" ? { title: SE_TITLE } : {}, t))),
         parts.map((p) => h("tr", { dataset: { part: p.part, status: p.status } }, h("td", {}, p.part), h("td", {}, fmt.ms(p.before_ms)),
-          h("td", {}, fmt.ms(p.after_ms)), h("td", {}, signed(p.change_ms, fmt.ms)),
-          h("td", {}, signed(p.change_pct_of_step, (v) => `${v.toFixed(1)}%`)),
+          h("td", {}, fmt.ms(p.after_ms)), h("td", {}, signed(p.change_ms, fmt.ms, p.status)),
+          h("td", {}, signed(p.change_pct_of_step, (v) => `${v.toFixed(1)}%`, p.status)),
           h("td", {}, se(p.change_se)), h("td", {}, badge(p.status))))),
       h("p", { className: "xw-cmp-note" },
         `A part changed when its medians differ by more than ${report.k} standard errors of the runs' per-step values; `
@@ -129,8 +132,8 @@ export class CompareView {
         { key: "step_after", label: "Step # after" },
         { key: "duration_before_us", label: "Before", format: time },
         { key: "duration_after_us", label: "After", format: time },
-        { key: "change_us", label: "Change", format: (v) => signed(v, time) },
-        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "change_us", label: "Change", format: judged(time) },
+        { key: "change_pct", label: "Change %", format: judged(pct) },
         { key: "change_se", label: "Change (spread)", format: se,
           title: "The change in units of the two runs' step-to-step spread" },
         { key: "status", label: "Status", align: "left", facet: true, format: badge },
@@ -173,8 +176,8 @@ export class CompareView {
           format: (v, row) => (v && v !== row.name ? v : "") },
         { key: "time_before_us", label: "Before", format: time },
         { key: "time_after_us", label: "After", format: time },
-        { key: "change_us", label: "Change", format: (v) => signed(v, time) },
-        { key: "change_pct", label: "Change %", format: (v) => signed(v, pct) },
+        { key: "change_us", label: "Change", format: judged(time) },
+        { key: "change_pct", label: "Change %", format: judged(pct) },
         { key: "change_se", label: "Change (SE)", format: se, title: SE_TITLE },
         { key: "occurrences_before", label: "Runs before" },
         { key: "occurrences_after", label: "Runs after" },
