@@ -27,8 +27,9 @@ from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 
 MAX_WIDTH = 10
-MAX_DRAWN = 1500
-"""Most instructions the view lays out at once: dagre takes seconds beyond, the page would freeze."""
+MAX_DRAWN = 400
+"""Most instructions the view lays out at once: dagre takes seconds at this size (on the main
+thread: the page waits), minutes at thousands (docs/graph_viewer.md, Scale)."""
 SEARCH_HITS = 20
 SOURCE_CONTEXT = 4  # lines shown either side of a source line
 _NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
