@@ -125,6 +125,11 @@ def test_search_and_aggregate_replies():
     assert event.tolist() == result.event[:10].tolist()
     assert start.tolist() == result.start_us[:10].tolist()
     assert track.tolist() == result.track[:10].tolist()
+    name_ids = np.frombuffer(bytes(buffers[3]), "<u4")
+    assert name_ids.tolist() == np.flatnonzero(result.rows).tolist()
+    assert set(profile.meta[event].tolist()) <= set(name_ids.tolist())
+    assert all("copy-done" in profile.display_names[i] or "copy-done" in profile.metadata["name"][i]
+               for i in name_ids.tolist())
     rows = aggregate_content(index.aggregate(event.tolist()))["rows"]
     json.dumps(rows)
     assert sum(r["count"] for r in rows) == 10

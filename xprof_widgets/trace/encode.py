@@ -99,11 +99,12 @@ def answer_search(index: TraceIndex, pattern: str, regex: bool = False, case: bo
                   limit: int = MAX_HITS, match: str = "any"
                   ) -> tuple[dict[str, Any], list[np.ndarray]]:
     """A `search` request's reply: the first `limit` hits of one kind (`match`) in time order,
-    with how many of each kind the whole trace has."""
+    with how many of each kind the whole trace has. The fourth buffer lists the matching name ids
+    (metadata rows, the ids window slices carry), so a view marks every hit it draws."""
     result = search(index.profile, pattern, regex=regex, case=case, limit=limit, match=match)
     content = {"n_hits": result.n_hits, "truncated": result.truncated, "n_by": result.n_by}
     return content, [result.event.astype(np.uint32), result.start_us.astype(np.float64),
-                     result.track.astype(np.uint32)]
+                     result.track.astype(np.uint32), np.flatnonzero(result.rows).astype(np.uint32)]
 
 
 def aggregate_content(frame: pd.DataFrame) -> dict[str, Any]:
