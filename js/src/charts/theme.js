@@ -78,8 +78,13 @@ export function themeDocument(doc, colors) {
  */
 export function followTheme(manager, el) {
   const docs = new Set([...manager.roots].map((view) => view.model.document).filter(Boolean));
+  let last = "";
   const apply = () => {
+    if (!el.isConnected) return; // a detached element sees no theme variables: its light fallbacks
     const colors = palette(el);
+    const key = JSON.stringify(colors);
+    if (key === last) return; // the body's class changes on every drag: most calls change nothing
+    last = key;
     for (const doc of docs) themeDocument(doc, colors);
   };
   apply();
