@@ -43,7 +43,9 @@ export const CSS = `
 .xw-ip-table th[aria-sort="descending"]::after { content: " ▼"; font-size: 9px; }
 .xw-ip-table th[aria-sort="ascending"]::after { content: " ▲"; font-size: 9px; }
 .xw-ip-table td { padding: 3px 8px; border-top: 1px solid var(--xw-border); }
-.xw-ip-table td:first-child { font-family: var(--xw-mono); min-width: 22ch; overflow-wrap: anywhere; }
+.xw-ip-table td:first-child { font-family: var(--xw-mono); min-width: 22ch; overflow-wrap: anywhere;
+  position: sticky; left: 0; background: var(--xw-bg); box-shadow: inset -1px 0 0 var(--xw-border); }
+.xw-ip-table th:first-child { left: 0; z-index: 2; }
 .xw-ip-table td.xw-ip-num { text-align: right; white-space: nowrap; }
 .xw-ip-status { padding: 6px 10px; color: var(--xw-fg2); }
 .xw-ip-status:empty { display: none; }

@@ -30,7 +30,7 @@ ${root} .xw-dt-short .xw-dt-scroll { max-height: 230px; }
 ${root} .xw-body h4 { margin: 10px 0 0 0; font-size: 12px; }
 ${root} .xw-roof-key { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 0 10px; }
 ${root} .xw-swatch { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px;
-  vertical-align: -1px; border: 1px solid #333; }
+  vertical-align: -1px; border: 1px solid var(--xw-border1); }
 ${root} .xw-chart-problem, ${root} .xw-problem { color: var(--xw-error); }
 ${root} .xw-body { padding: 0 10px 6px 10px; }
 ${root} .xw-status { padding: 4px 10px; color: var(--xw-fg2); min-height: 20px; }
