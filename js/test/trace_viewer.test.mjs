@@ -27,7 +27,7 @@ test("tick steps are 1, 2 or 5 times a power of ten, in the unit the zoom calls 
   const axis = ticks(1000, 2000, 1000, 100);
   assert.equal(axis.step, 100);
   assert.deepEqual(axis.values.slice(0, 3), [1000, 1100, 1200]);
-  assert.equal(axis.label(1100), "1100 µs");
+  assert.equal(axis.label(1100), "1.1 ms"); // a 1 ms span reads in ms
   const fine = ticks(10, 10.5, 1000, 100);
   assert.equal(fine.unit.name, "ns");
   assert.equal(fine.label(10.05), "10050 ns");

@@ -1,7 +1,7 @@
 // DOM for everything around the canvas. Profile strings only ever become text nodes
 // (textContent / createTextNode): they are data from user programs, never markup.
 import { h } from "../lib/dom.js";
-import { formatDuration, formatTime } from "./timescale.js";
+import { formatDuration, formatEventTime, formatPicoseconds, formatTime } from "./timescale.js";
 
 export const KEYS = [
   ["W / S", "zoom in / out around the mouse"],
@@ -33,24 +33,35 @@ function kvTable(rows) {
   return h(
     "table",
     { className: "xw-tv-kv" },
-    rows.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v]) =>
-      h("tr", {}, h("th", {}, k), h("td", {}, v instanceof Node ? v : String(v))),
+    rows.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v, title]) =>
+      h("tr", {}, h("th", {}, k), h("td", title ? { title } : {}, v instanceof Node ? v : String(v))),
     ),
   );
 }
 
-function statValue(value) {
+/** A stat's value as text: a `*_ps` stat as a duration (device_duration_ps 8154247500 → 8.15 ms). */
+export function statValue(key, value) {
   if (value === null || value === undefined) return "";
+  if (key.endsWith("_ps")) {
+    const duration = formatPicoseconds(value);
+    if (duration !== null) return duration;
+  }
   if (typeof value === "number") return Number.isInteger(value) ? value.toLocaleString("en") : String(value);
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
+}
+
+// The raw value where the shown one is converted (a _ps stat): on hover.
+function rawTitle(key, value) {
+  if (!key.endsWith("_ps") || formatPicoseconds(value) === null) return undefined;
+  return `${Number(value).toLocaleString("en")} ps`;
 }
 
 function statsBlock(title, stats) {
   const entries = Object.entries(stats ?? {});
   if (!entries.length) return null;
   return h("div", { className: "xw-tv-block" }, h("div", { className: "xw-tv-subtitle" }, title),
-    kvTable(entries.map(([k, v]) => [k, statValue(v)])));
+    kvTable(entries.map(([k, v]) => [k, statValue(k, v), rawTitle(k, v)])));
 }
 
 function flowList(title, flows, onGo, trackName) {
@@ -60,7 +71,7 @@ function flowList(title, flows, onGo, trackName) {
     { className: "xw-tv-block" },
     h("div", { className: "xw-tv-subtitle" }, `${title} (${flows.length})`),
     h("ul", { className: "xw-tv-flows" }, flows.slice(0, 50).map((flow) =>
-      h("li", {}, h("button", { className: "xw-tv-link", onclick: () => onGo(flow.event) }, String(flow.name ?? `event ${flow.event}`)),
+      h("li", {}, h("button", { className: "xw-tv-link", onclick: () => onGo(flow.event) }, String(flow.name ?? "(unnamed event)")),
         ` at ${formatTime(flow.start_us ?? 0, 0.001)}`, flow.track !== undefined ? ` · ${trackName(flow.track)}` : ""),
     )),
   );
@@ -76,13 +87,12 @@ export function detailsView(d, { trackName, onGo, link = null }) {
     h("div", { className: "xw-tv-title" }, String(d.name ?? ""), link),
     full,
     kvTable([
-      ["Start", d.start_us !== undefined ? formatTime(d.start_us, 0.001) : undefined],
+      ["Start", d.start_us !== undefined ? formatEventTime(d.start_us, d.duration_us ?? 0) : undefined],
       ["Duration", d.duration_us !== undefined ? formatDuration(d.duration_us) : undefined],
       ["Self time", d.self_us !== undefined ? formatDuration(d.self_us) : undefined],
       ["Track", [d.section, track].filter((x) => x !== undefined && x !== "").join(" / ")],
       ["Host", d.host],
       ["Depth", d.depth],
-      ["Event", d.event],
     ]),
     statsBlock("Stats", d.stats),
     statsBlock("Op stats", d.metadata_stats),
@@ -91,7 +101,25 @@ export function detailsView(d, { trackName, onGo, link = null }) {
   );
 }
 
-const AGG_COLUMNS = ["name", "count", "total_us", "avg_us", "min_us", "max_us"];
+const AGG_COLUMNS = ["name", "count", "total_us", "avg_us", "min_us", "max_us", "device_total_us"];
+const DEVICE_DIFFERS = 0.005;
+
+/** Whether a device time (what op metrics sum) and a span total differ by more than 0.5%. */
+export function deviceDiffers(device, spans) {
+  if (device === null || device === undefined || !Number.isFinite(device)) return false;
+  return Math.abs(device - spans) > DEVICE_DIFFERS * Math.max(Math.abs(spans), Math.abs(device));
+}
+
+/** The selection's total in words; both figures, each named, where the device time differs. */
+export function totalText(rows) {
+  const spans = rows.reduce((s, r) => s + (r.total_us ?? 0), 0);
+  const timed = rows.filter((r) => r.device_total_us !== null && r.device_total_us !== undefined);
+  const device = timed.reduce((s, r) => s + r.device_total_us, 0);
+  if (timed.length && deviceDiffers(device, spans)) {
+    return `device time ${formatDuration(device)} (what the Op Profile counts) · spans ${formatDuration(spans)}`;
+  }
+  return `total ${formatDuration(spans)}`;
+}
 
 /** The `aggregate` answer as rows of objects, whether it came columnar or as row lists. */
 export function aggregateRows(content) {
@@ -106,14 +134,15 @@ export function aggregateRows(content) {
 /** The selection's aggregate table: name, count, total, avg, min, max (sorted by total). */
 export function aggregateView(rows, { nEvents, span, truncated }) {
   const sorted = [...rows].sort((a, b) => b.total_us - a.total_us);
-  const head = ["Name", "Count", "Total", "Avg", "Min", "Max"];
-  const total = sorted.reduce((s, r) => s + (r.total_us ?? 0), 0);
+  const device = sorted.some((r) => deviceDiffers(r.device_total_us, r.total_us));
+  const head = ["Name", "Count", device ? "Total (spans)" : "Total", "Avg", "Min", "Max"];
+  if (device) head.push("Device time");
   return h(
     "div",
     { className: "xw-tv-detail" },
     h("div", { className: "xw-tv-title" },
       `${nEvents.toLocaleString("en")} events selected${truncated ? " (capped)" : ""}`,
-      span ? ` · span ${formatDuration(span)}` : "", ` · total ${formatDuration(total)}`),
+      span ? ` · span ${formatDuration(span)}` : "", ` · ${totalText(sorted)}`),
     h("table", { className: "xw-tv-agg" },
       h("thead", {}, h("tr", {}, head.map((t) => h("th", {}, t)))),
       h("tbody", {}, sorted.slice(0, 500).map((r) => h("tr", {},
@@ -123,6 +152,8 @@ export function aggregateView(rows, { nEvents, span, truncated }) {
         h("td", {}, formatDuration(r.avg_us)),
         h("td", {}, formatDuration(r.min_us)),
         h("td", {}, formatDuration(r.max_us)),
+        device ? h("td", { title: "The device time the op's events measured (device_duration_ps): what the Op Profile sums" },
+          r.device_total_us === null || r.device_total_us === undefined ? "—" : formatDuration(r.device_total_us)) : null,
       ))),
     ),
   );
@@ -135,7 +166,7 @@ export function sliceTooltip({ name, start, dur, count, depth }) {
     lines.push(h("div", {}, `${count.toLocaleString("en")} events merged (each narrower than a pixel); longest shown`));
     lines.push(h("div", {}, `run ${formatDuration(dur)} from ${formatTime(start, dur / 100)}`));
   } else {
-    lines.push(h("div", {}, `${formatDuration(dur)} at ${formatTime(start, Math.max(dur / 100, 0.001))}`));
+    lines.push(h("div", {}, `${formatDuration(dur)} at ${formatEventTime(start, dur)}`));
   }
   lines.push(h("div", { className: "xw-tv-dim" }, `depth ${depth}`));
   return lines;

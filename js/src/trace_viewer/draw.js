@@ -1,17 +1,20 @@
 // Canvas2D drawing of one frame: axis, section and track labels, slices (merged runs hatched),
 // counters, collapsed-section summaries, flows, selection and marks. Text only through fillText.
-import { AXIS_H, DEPTH_H, LABEL_W, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
+import { AXIS_H, DEPTH_H, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
 import { PALETTE_SIZE } from "./colors.js";
+import { fitLabel } from "./labels.js";
 import { formatDuration, ticks } from "./timescale.js";
 
 const MIN_LABEL_W = 26;
 const FONT_PX = 11;
+const STRIP_W = 6;
 
 /** Width-aware truncation of names, measured once per name and font. */
 class TextFit {
   constructor() {
     this.cache = new Map();
     this.font = "";
+    this.labels = new Map();
   }
   reset(ctx, font) {
     if (font !== this.font) {
@@ -33,6 +36,17 @@ class TextFit {
     if (m.width <= room) return text;
     const n = Math.floor((room - this.ellipsis) / (m.charW * 1.05));
     return n >= 2 ? `${text.slice(0, n)}…` : null;
+  }
+  // A track or section label for the label column (labels.js): measured exactly, cached per room.
+  label(ctx, text, room) {
+    const key = `${ctx.font}|${Math.round(room)}|${text}`;
+    let fitted = this.labels.get(key);
+    if (fitted === undefined) {
+      fitted = fitLabel(text, room, (t) => ctx.measureText(t).width);
+      if (this.labels.size > 5000) this.labels.clear();
+      this.labels.set(key, fitted);
+    }
+    return fitted;
   }
 }
 
@@ -67,7 +81,7 @@ export class Renderer {
   /**
    * Draw `f` (see TraceView.draw): {ctx, width, height, dpr, theme, view, scrollY, layout,
    * layers and unknown (held.js heldLayers), names, selection, hover, mark, box, zoomBox, flows,
-   * trackSection, stats}.
+   * trackSection, labelW, hits ({names: Uint8Array by name id, tracks: Set} or null), stats}.
    */
   draw(f) {
     const { ctx, width, height, theme } = f;
@@ -79,7 +93,7 @@ export class Renderer {
     ctx.setTransform(f.dpr, 0, 0, f.dpr, 0, 0);
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, width, height);
-    const tl = { x0: LABEL_W, x1: width, y0: AXIS_H, y1: height };
+    const tl = { x0: f.labelW, x1: width, y0: AXIS_H, y1: height };
     const span = Math.max(f.view.end - f.view.start, 1e-9);
     const pxPerUs = (tl.x1 - tl.x0) / span;
     const xOf = (us) => tl.x0 + (us - f.view.start) * pxPerUs;
@@ -107,6 +121,7 @@ export class Renderer {
     this.unknown(f, tl);
     f.stats.slicesDrawn = 0;
     f.stats.flowsDrawn = 0;
+    f.stats.hitsMarked = 0;
     for (const layer of f.layers) {
       // Each held answer draws only where it lies on top, shifted and scaled to this view.
       const spans = layer.spans;
@@ -126,7 +141,9 @@ export class Renderer {
     ctx.restore();
 
     this.labels(f, visible, yOf, tl);
+    if (f.hits) this.hitStrip(f, tl);
     this.axis(f, tl, axis, xOf, span);
+    f.stats.axis = axis.values.map(axis.label);
   }
 
   // Time in the trace that no held answer covers yet (its answer is on its way): hatched.
@@ -162,6 +179,9 @@ export class Renderer {
     const merged = Array.from({ length: PALETTE_SIZE }, () => null);
     const hatch = new Path2D();
     const outline = new Path2D();
+    const marked = new Path2D();
+    const hitNames = f.hits?.names;
+    let nMarked = 0;
     const labels = [];
     const selecting = f.selection.size > 0;
     const minW = 1 / f.dpr;
@@ -182,7 +202,7 @@ export class Renderer {
         const depth = tile.sDepth[i];
         if (xe - xs < minW) {
           const px = Math.floor(xs * f.dpr);
-          if (depth === lastDepth && px <= lastPx && !(selecting && f.selection.has(tile.sEvent[i]))) continue;
+          if (depth === lastDepth && px <= lastPx && !(selecting && f.selection.has(tile.sEvent[i])) && !hitNames?.[tile.sName[i]]) continue;
           lastPx = px;
         } else {
           lastPx = Math.floor(xe * f.dpr) - 1;
@@ -202,6 +222,10 @@ export class Renderer {
           if (w >= MIN_LABEL_W) labels.push(i, xs, w, y);
         }
         if (selecting && f.selection.has(tile.sEvent[i])) outline.rect(xs + 0.5, y + 0.5, Math.max(w - 1, 1), DEPTH_H - 3);
+        if (hitNames?.[tile.sName[i]]) {
+          marked.rect(xs, y + DEPTH_H - 4, Math.max(w, 2), 2);
+          nMarked++;
+        }
       }
     }
     for (let c = 0; c < PALETTE_SIZE; c++) {
@@ -233,6 +257,12 @@ export class Renderer {
       const text = this.text.fit(ctx, name, room);
       if (text) ctx.fillText(text, xs + 3, labels[k + 3] + (DEPTH_H - 2) / 2 + 0.5);
     }
+    if (nMarked) {
+      // Every search hit drawn: a bar under the slice (the current hit also has the focus box).
+      ctx.fillStyle = theme.accent;
+      ctx.fill(marked);
+    }
+    f.stats.hitsMarked += nMarked;
     if (selecting) {
       ctx.strokeStyle = theme.selection;
       ctx.lineWidth = 2;
@@ -412,12 +442,13 @@ export class Renderer {
 
   labels(f, visible, yOf, tl) {
     const { ctx, theme } = f;
+    const labelW = f.labelW;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(0, tl.y0, LABEL_W, tl.y1 - tl.y0);
+    ctx.rect(0, tl.y0, labelW, tl.y1 - tl.y0);
     ctx.clip();
     ctx.fillStyle = theme.panel;
-    ctx.fillRect(0, tl.y0, LABEL_W, tl.y1 - tl.y0);
+    ctx.fillRect(0, tl.y0, labelW, tl.y1 - tl.y0);
     ctx.textBaseline = "middle";
     ctx.textAlign = "left";
     const bold = `600 12px ${theme.font}`;
@@ -426,26 +457,31 @@ export class Renderer {
       const y = yOf(row);
       if (row.type === "section") {
         ctx.fillStyle = theme.sectionBg;
-        ctx.fillRect(0, y, LABEL_W, row.h);
+        ctx.fillRect(0, y, labelW, row.h);
         ctx.fillStyle = theme.fg2;
         triangle(ctx, 10, y + row.h / 2, row.collapsed);
         ctx.font = bold;
         ctx.fillStyle = theme.fg;
         this.text.reset(ctx, bold);
         const suffix = row.collapsed && row.kind !== "pod-host" ? ` (${row.nTracks})` : "";
-        const text = this.text.fit(ctx, row.label + suffix, LABEL_W - 28);
+        const text = this.text.label(ctx, row.label + suffix, labelW - 28);
         if (text) ctx.fillText(text, 20, y + row.h / 2 + 0.5);
       } else {
         ctx.font = plain;
         ctx.fillStyle = theme.fg2;
         this.text.reset(ctx, plain);
-        const text = this.text.fit(ctx, row.label, LABEL_W - 30);
-        if (text) ctx.fillText(text, 22, y + Math.min(row.h, DEPTH_H + 2 * TRACK_PAD) / 2 + 0.5);
+        const text = this.text.label(ctx, row.label, labelW - 30);
+        const mid = y + Math.min(row.h, DEPTH_H + 2 * TRACK_PAD) / 2;
+        if (text) ctx.fillText(text, 22, mid + 0.5);
+        if (f.hits?.tracks.has(row.trackId)) {
+          ctx.fillStyle = theme.accent;
+          ctx.fillRect(12, mid - 3, 6, 6);
+        }
       }
       ctx.strokeStyle = theme.border;
       ctx.beginPath();
       ctx.moveTo(0, Math.round(y + row.h) - 0.5);
-      ctx.lineTo(LABEL_W, Math.round(y + row.h) - 0.5);
+      ctx.lineTo(labelW, Math.round(y + row.h) - 0.5);
       ctx.stroke();
     }
     const top = visible[0];
@@ -453,31 +489,56 @@ export class Renderer {
     ctx.restore();
     ctx.strokeStyle = theme.border1;
     ctx.beginPath();
-    ctx.moveTo(LABEL_W - 0.5, 0);
-    ctx.lineTo(LABEL_W - 0.5, tl.y1);
+    ctx.moveTo(labelW - 0.5, 0);
+    ctx.lineTo(labelW - 0.5, tl.y1);
     ctx.stroke();
   }
 
   // The name of the section whose tracks fill the top of the view, its header scrolled away.
   stickyHeader(f, top, tl, font) {
     const { ctx, theme } = f;
+    const labelW = f.labelW;
     const header = f.layout.sectionRow.get(top.sectionId);
     if (!header) return;
     const h = 18;
     ctx.fillStyle = theme.panel;
-    ctx.fillRect(0, tl.y0, LABEL_W - 1, h);
+    ctx.fillRect(0, tl.y0, labelW - 1, h);
     ctx.fillStyle = theme.sectionBg;
-    ctx.fillRect(0, tl.y0, LABEL_W - 1, h);
+    ctx.fillRect(0, tl.y0, labelW - 1, h);
     ctx.strokeStyle = theme.border;
     ctx.beginPath();
     ctx.moveTo(0, tl.y0 + h - 0.5);
-    ctx.lineTo(LABEL_W, tl.y0 + h - 0.5);
+    ctx.lineTo(labelW, tl.y0 + h - 0.5);
     ctx.stroke();
     ctx.font = font;
     ctx.fillStyle = theme.fg;
     this.text.reset(ctx, font);
-    const text = this.text.fit(ctx, header.label, LABEL_W - 16);
+    const text = this.text.label(ctx, header.label, labelW - 16);
     if (text) ctx.fillText(text, 8, tl.y0 + h / 2 + 0.5);
+  }
+
+  // The scrollbar's stand-in at the timeline's right edge: where the view sits in all the rows,
+  // and a tick for each track with search hits (its section's place when that is collapsed).
+  hitStrip(f, tl) {
+    const { ctx, theme, layout } = f;
+    const total = Math.max(layout.height, 1);
+    const h = tl.y1 - tl.y0;
+    const x = tl.x1 - STRIP_W;
+    ctx.fillStyle = theme.panel;
+    ctx.globalAlpha = 0.8;
+    ctx.fillRect(x, tl.y0, STRIP_W, h);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = theme.fg3;
+    ctx.fillRect(x + 1, tl.y0 + (f.scrollY / total) * h, STRIP_W - 2, Math.max(4, Math.min(1, h / total) * h));
+    ctx.fillStyle = theme.accent;
+    const seen = new Set();
+    for (const track of f.hits.tracks) {
+      const row = layout.trackRow.get(track) ?? layout.sectionRow.get(f.trackSection.get(track));
+      if (!row || seen.has(row)) continue;
+      seen.add(row);
+      ctx.fillRect(x, tl.y0 + (row.y / total) * h, STRIP_W, 2);
+    }
+    f.stats.hitRows = seen.size;
   }
 
   axis(f, tl, axis, xOf, span) {

@@ -3,12 +3,13 @@
 import { h } from "../lib/dom.js";
 import { isTextField } from "../lib/keys.js";
 import { sliceTooltip } from "./dom.js";
-import { AXIS_H, LABEL_W, depthAt, rowAt } from "./layout.js";
+import { AXIS_H, depthAt, rowAt } from "./layout.js";
 import { formatTime } from "./timescale.js";
 
 const TOOL_KEYS = { 1: "select", "!": "select", 2: "pan", "@": "pan", 3: "zoom", "#": "zoom", 4: "timing", $: "timing" };
 const HOLD_KEYS = new Set(["w", "a", "s", "d"]);
 const CLICK_SLOP_PX = 3;
+const LABEL_EDGE_PX = 4;
 // A held key repeats its tap (1.25x zoom, a tenth of the view) this often per second: about 4x
 // zoom and one view width of pan a second.
 const TAPS_PER_SECOND = { w: 6.2, s: 6.2, a: 10, d: 10 };
@@ -24,7 +25,12 @@ export const inputMethods = {
     if (e.button !== 0 || e.target !== this.canvas) return;
     this.stage.focus({ preventScroll: true });
     const p = this.local(e);
-    if (p.x < LABEL_W) {
+    if (this.onLabelEdge(p)) {
+      this.stage.setPointerCapture(e.pointerId);
+      this.drag = { ...p, resize: this.labelW, moved: false };
+      return;
+    }
+    if (p.x < this.labelW) {
       const row = p.y >= AXIS_H ? rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY) : null;
       if (row?.type === "section") this.toggleSection(row.sectionId);
       return;
@@ -34,14 +40,23 @@ export const inputMethods = {
     this.setHover(null);
   },
 
+  // The label column's right edge (a few pixels either side), where a drag resizes it.
+  onLabelEdge(p) {
+    return p.y >= 0 && Math.abs(p.x - this.labelW) <= LABEL_EDGE_PX;
+  },
+
   pointerMove(e) {
     const p = this.local(e);
     this.mouse = p;
     const drag = this.drag;
-    if (!drag) return this.hoverAt(p);
+    if (!drag) {
+      this.stage.classList.toggle("xw-tv-resizing", this.onLabelEdge(p));
+      return this.hoverAt(p);
+    }
+    if (drag.resize !== undefined) return this.setLabelWidth(drag.resize + p.x - drag.x);
     if (!drag.moved && Math.hypot(p.x - drag.x, p.y - drag.y) < CLICK_SLOP_PX) return;
     drag.moved = true;
-    const t = this.timeAt(Math.max(LABEL_W, Math.min(this.width, p.x)));
+    const t = this.timeAt(Math.max(this.labelW, Math.min(this.width, p.x)));
     if (this.tool === "pan") {
       const usPerPx = (drag.view.end - drag.view.start) / this.timelineWidth;
       const dx = (p.x - drag.x) * usPerPx;
@@ -53,7 +68,7 @@ export const inputMethods = {
     } else if (this.tool === "timing") {
       this.mark = { start: Math.min(drag.t0, t), end: Math.max(drag.t0, t) };
     } else {
-      this.box = { x0: drag.x, y0: Math.max(drag.y, AXIS_H), x1: Math.max(LABEL_W, p.x), y1: Math.max(AXIS_H, p.y) };
+      this.box = { x0: drag.x, y0: Math.max(drag.y, AXIS_H), x1: Math.max(this.labelW, p.x), y1: Math.max(AXIS_H, p.y) };
     }
     this.requestDraw();
   },
@@ -63,6 +78,7 @@ export const inputMethods = {
     if (!drag) return;
     this.drag = null;
     if (this.stage.hasPointerCapture(e.pointerId)) this.stage.releasePointerCapture(e.pointerId);
+    if (drag.resize !== undefined) return;
     if (!drag.moved) return this.click(drag, e.ctrlKey || e.metaKey || e.shiftKey);
     if (this.tool === "zoom" && this.zoomBox) {
       const { start, end } = this.zoomBox;
@@ -90,7 +106,7 @@ export const inputMethods = {
     const dy = e.deltaY * scale;
     if (e.ctrlKey || e.metaKey) {
       e.preventDefault();
-      const anchor = p.x >= LABEL_W ? this.timeAt(p.x) : undefined;
+      const anchor = p.x >= this.labelW ? this.timeAt(p.x) : undefined;
       this.zoomAt(Math.exp(-dy * 0.002), anchor);
       return;
     }
@@ -192,7 +208,7 @@ export const inputMethods = {
   // ---- hit testing and hover --------------------------------------------------------------
   // What is at stage point p: {row, slice index | -1, counter bucket | -1}.
   hitTest(p) {
-    if (p.x < LABEL_W || p.y < AXIS_H) return null;
+    if (p.x < this.labelW || p.y < AXIS_H) return null;
     const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
     if (!row) return null;
     const tile = this.tile;
@@ -235,7 +251,7 @@ export const inputMethods = {
   },
 
   hoverAt(p) {
-    if (p.x < LABEL_W && p.y >= AXIS_H) {
+    if (p.x < this.labelW && p.y >= AXIS_H) {
       const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
       this.setHover(row ? { row, label: true, slice: -1, bucket: -1, p } : null);
       return;

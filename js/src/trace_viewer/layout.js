@@ -3,6 +3,11 @@
 
 export const AXIS_H = 30;
 export const LABEL_W = 210;
+export const MIN_LABEL_W = 80;
+/** The widest the label column may be dragged: most of the stage stays timeline. */
+export function maxLabelWidth(stageWidth) {
+  return Math.max(MIN_LABEL_W, Math.min(900, stageWidth - 160));
+}
 export const SECTION_H = 24;
 export const DEPTH_H = 18;
 export const COUNTER_H = 40;

@@ -3,6 +3,23 @@
 import { request, typed } from "../lib/transport.js";
 import { AXIS_H } from "./layout.js";
 
+const MATCH_WORDS = { name: "name", text: "HLO text" };
+
+/** "400 name · 500 HLO text": the hits of a search by where they matched. */
+export function hitSplit(nBy) {
+  if (!nBy) return "";
+  return Object.entries(MATCH_WORDS).map(([kind, word]) => `${Number(nBy[kind] ?? 0).toLocaleString("en")} ${word}`).join(" · ");
+}
+
+/** What the timeline marks for a search: its matching name ids as a lookup, its hits' tracks. */
+export function searchMarks(nameIds, hitTracks) {
+  let top = 0;
+  for (const id of nameIds) if (id > top) top = id;
+  const names = new Uint8Array(nameIds.length ? top + 1 : 0);
+  for (const id of nameIds) names[id] = 1;
+  return { names, tracks: new Set(hitTracks) };
+}
+
 export const navigationMethods = {
   // ---- search and navigation --------------------------------------------------------------
   searchKey(e) {
@@ -18,18 +35,20 @@ export const navigationMethods = {
   async stepSearch(direction) {
     const text = this.searchInput.value.trim();
     if (!text) return;
-    if (text !== this.search.pattern) {
+    if (text !== this.search.pattern || this.searchMatch !== this.search.match) {
       const regex = text.length > 2 && text.startsWith("/") && text.endsWith("/");
       const pattern = regex ? text.slice(1, -1) : text;
       this.hitsLabel.textContent = "searching…";
       let answer;
       try {
-        answer = await request(this.model, "search", { pattern, regex, case: false }, {
+        answer = await request(this.model, "search", { pattern, regex, case: false, match: this.searchMatch }, {
           channel: "search", onBusy: () => (this.hitsLabel.textContent = "kernel busy…"),
         });
       } catch (error) {
         this.hitsLabel.textContent = "";
+        this.splitLabel.textContent = "";
         this.search = { pattern: null, hits: null, index: -1 };
+        this.requestDraw();
         this.setBanner(error.message ?? String(error), "error");
         setTimeout(() => this.banner.dataset.kind === "error" && this.dismissError(), 4000);
         return;
@@ -37,7 +56,11 @@ export const navigationMethods = {
       if (!answer) return;
       const { content, buffers } = answer;
       const hits = { event: typed(buffers[0], Uint32Array), start: typed(buffers[1], Float64Array), track: typed(buffers[2], Uint32Array), truncated: content.truncated };
-      this.search = { pattern: text, hits, index: -1 };
+      const marks = searchMarks(typed(buffers[3], Uint32Array), hits.track);
+      this.search = { pattern: text, match: this.searchMatch, hits, index: -1, marks };
+      this.splitLabel.textContent = hitSplit(content.n_by);
+      this.el.dataset.hitSplit = this.splitLabel.textContent;
+      this.requestDraw();
       if (!hits.event.length) {
         this.hitsLabel.textContent = "no hits";
         this.el.dataset.hits = "0";
@@ -56,6 +79,22 @@ export const navigationMethods = {
     const i = this.search.index;
     this.hitsLabel.textContent = `${i + 1} / ${n.toLocaleString("en")}${hits.truncated ? "+" : ""}`;
     this.goToEvent(hits.event[i], hits.start[i], hits.track[i]);
+  },
+
+  // The hit kind (all, name, HLO text) changed: the same query asked again for that kind.
+  setSearchMatch(match) {
+    this.searchMatch = match;
+    if (this.search.pattern) this.stepSearch(1);
+  },
+
+  // The search box emptied: no hits marked any more.
+  clearSearch() {
+    if (this.searchInput.value.trim() || !this.search.pattern) return;
+    this.search = { pattern: null, hits: null, index: -1 };
+    this.hitsLabel.textContent = "";
+    this.splitLabel.textContent = "";
+    this.el.dataset.hits = "";
+    this.requestDraw();
   },
 
   dismissError() {

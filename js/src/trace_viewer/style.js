@@ -37,6 +37,9 @@ export const CSS = `
 .xw-tv-stage canvas { display: block; width: 100%; }
 .xw-tv-stage[data-tool="pan"] canvas { cursor: grab; }
 .xw-tv-stage[data-tool="zoom"] canvas, .xw-tv-stage[data-tool="timing"] canvas { cursor: crosshair; }
+.xw-tv-stage.xw-tv-resizing canvas { cursor: col-resize; }
+.xw-tv-match { font: inherit; color: var(--xw-fg); background: var(--xw-bg); border: 1px solid var(--xw-border1); border-radius: 3px; }
+.xw-tv-split { color: var(--xw-fg2); }
 .xw-tv-banner { position: absolute; top: 38px; left: 50%; transform: translateX(-50%); padding: 4px 12px;
   border-radius: 12px; background: var(--xw-panel2); border: 1px solid var(--xw-border1); color: var(--xw-fg);
   box-shadow: 0 1px 4px rgba(0,0,0,.2); pointer-events: none; white-space: nowrap; }

@@ -33,12 +33,13 @@ function decimalsFor(stepInUnit) {
 export function ticks(startUs, endUs, widthPx, spacingPx = 100) {
   const span = Math.max(endUs - startUs, 1e-6);
   const step = niceStep((span * spacingPx) / Math.max(widthPx, 1));
-  const unit = unitFor(step);
+  // The span's unit, not the step's: a 1.75 s view reads 19.2 s, 19.4 s, not 19200 ms.
+  const unit = unitFor(span);
   const decimals = decimalsFor(step * unit.perUs);
   const values = [];
   const first = Math.ceil(startUs / step);
   for (let k = first; k * step <= endUs && values.length < 1000; k++) values.push(k * step);
-  const label = (us) => `${(us * unit.perUs).toFixed(decimals)} ${unit.name}`;
+  const label = (us) => `${us === 0 ? "0" : (us * unit.perUs).toFixed(decimals)} ${unit.name}`;
   return { step, unit, values, label };
 }
 
@@ -58,4 +59,15 @@ export function formatTime(us, resolutionUs = Math.abs(us) / 1e4) {
   const unit = unitFor(Math.max(Math.abs(us), 1e-9) / 10);
   const decimals = decimalsFor(Math.max(resolutionUs, 1e-9) * unit.perUs);
   return `${(us * unit.perUs).toFixed(decimals)} ${unit.name}`;
+}
+
+/** Where an event starts, as the tooltip and the details both print it (the same number). */
+export function formatEventTime(startUs, durUs) {
+  return formatTime(startUs, Math.max(durUs / 100, 0.001));
+}
+
+/** A stat named `*_ps` (picoseconds: device_duration_ps) as a duration; other values unchanged. */
+export function formatPicoseconds(value) {
+  const ps = typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
+  return typeof ps === "number" && Number.isFinite(ps) ? formatDuration(ps / 1e6) : null;
 }

@@ -10,7 +10,7 @@ import { Renderer } from "./draw.js";
 import { heldLayers, keepTiles } from "./held.js";
 import { inputMethods } from "./input.js";
 import { hostMethods } from "./hosts.js";
-import { AXIS_H, LABEL_W, buildLayout } from "./layout.js";
+import { AXIS_H, LABEL_W, MIN_LABEL_W, buildLayout, maxLabelWidth } from "./layout.js";
 import { navigationMethods } from "./navigate.js";
 import { selectionMethods } from "./selection.js";
 import { CSS } from "./style.js";
@@ -27,6 +27,8 @@ const INDEX_PROGRESS_AFTER_MS = 1000;
 const MAX_DRAW_MEASURES = 2000;
 
 let viewCounter = 0;
+// The label column's width each widget was given by a drag: every display of it keeps it.
+const labelWidths = new WeakMap();
 
 export class TraceView {
   constructor(model, el) {
@@ -43,6 +45,7 @@ export class TraceView {
     const [s, e] = model.get("window") ?? [this.traceStart, this.traceEnd];
     this.view = this.clampView(s, e);
     this.scrollY = 0;
+    this.labelW = labelWidths.get(model) ?? LABEL_W;
     this.names = new NameTable();
     this.tile = null;
     this.tiles = [];
@@ -63,6 +66,7 @@ export class TraceView {
     this.drag = null;
     this.held = new Map();
     this.search = { pattern: null, hits: null, index: -1 };
+    this.searchMatch = "any";
     this.frames = 0;
     this.renderer = new Renderer();
     this.buildDom();
@@ -92,8 +96,14 @@ export class TraceView {
     this.searchInput = h("input", {
       type: "search", placeholder: "Search events (/)", className: "xw-tv-search",
       title: "Search event names over the whole trace; /regex/ for a regular expression. Enter: next, Shift+Enter: previous",
+      oninput: () => this.clearSearch(),
     });
     this.hitsLabel = h("span", { className: "xw-tv-hits" });
+    this.splitLabel = h("span", { className: "xw-tv-split", title: "Hits by where they matched: the name shown, or only the full name (an XLA op's HLO text)" });
+    this.matchSelect = h("select", {
+      className: "xw-tv-match", title: "Which hits Enter steps through and the timeline marks",
+      onchange: () => this.setSearchMatch(this.matchSelect.value),
+    }, [["any", "all hits"], ["name", "name"], ["text", "HLO text"]].map(([value, text]) => h("option", { value }, text)));
     this.status = h("span", { className: "xw-tv-status" });
     const toolbar = h(
       "div",
@@ -105,6 +115,8 @@ export class TraceView {
       h("button", { type: "button", title: "Previous hit (Shift+Enter)", onclick: () => this.stepSearch(-1) }, "◀"),
       h("button", { type: "button", title: "Next hit (Enter)", onclick: () => this.stepSearch(1) }, "▶"),
       this.hitsLabel,
+      this.splitLabel,
+      this.matchSelect,
       this.pod ? this.buildHostMenu() : null,
       h("button", { type: "button", title: "Keys (?)", onclick: () => this.toggleHelp() }, "?"),
     );
@@ -169,7 +181,18 @@ export class TraceView {
 
   // ---- geometry ---------------------------------------------------------------------------
   get timelineWidth() {
-    return Math.max(1, this.width - LABEL_W);
+    return Math.max(1, this.width - this.labelW);
+  }
+
+  // The label column dragged to `px` wide (kept for the widget's other displays).
+  setLabelWidth(px) {
+    const w = Math.round(Math.max(MIN_LABEL_W, Math.min(maxLabelWidth(this.width || 0), px)));
+    if (w === this.labelW) return;
+    this.labelW = w;
+    labelWidths.set(this.model, w);
+    this.el.dataset.labelWidth = String(w);
+    this.requestDraw();
+    this.ensureData();
   }
 
   resize() {
@@ -218,11 +241,11 @@ export class TraceView {
   }
 
   timeAt(x) {
-    return this.view.start + ((x - LABEL_W) / this.timelineWidth) * (this.view.end - this.view.start);
+    return this.view.start + ((x - this.labelW) / this.timelineWidth) * (this.view.end - this.view.start);
   }
 
   xOf(us) {
-    return LABEL_W + ((us - this.view.start) / (this.view.end - this.view.start)) * this.timelineWidth;
+    return this.labelW + ((us - this.view.start) / (this.view.end - this.view.start)) * this.timelineWidth;
   }
 
   // Keep the view on the trace: at most a little wider than it (then centred on it), and never
@@ -262,7 +285,7 @@ export class TraceView {
   }
 
   mouseTime() {
-    return this.mouse && this.mouse.x >= LABEL_W ? this.timeAt(this.mouse.x) : undefined;
+    return this.mouse && this.mouse.x >= this.labelW ? this.timeAt(this.mouse.x) : undefined;
   }
 
   scheduleSync() {
@@ -444,7 +467,7 @@ export class TraceView {
       ctx: this.ctx, width: this.width, height: this.height, dpr: this.dpr, theme: this.theme,
       view: this.view, scrollY: this.scrollY, layout: this.layout, layers, unknown, names: this.names,
       selection: this.selection, hover: this.hover, mark: this.mark, box: this.box, zoomBox: this.zoomBox,
-      focus: this.focus,
+      focus: this.focus, labelW: this.labelW, hits: this.search.marks ?? null,
       flows: this.flows, trackSection: this.trackSection, stats,
     });
     performance.measure("xw-trace-draw", "xw-trace-draw-start");
@@ -455,6 +478,10 @@ export class TraceView {
     d.window = `${this.view.start},${this.view.end}`;
     d.slices = String(stats.slicesDrawn ?? 0);
     d.flows = String(stats.flowsDrawn ?? 0);
+    d.hitsMarked = String(stats.hitsMarked ?? 0);
+    d.hitRows = String(stats.hitRows ?? 0);
+    d.axis = (stats.axis ?? []).join("|");
+    d.labelWidth = String(this.labelW);
     d.rows = String(this.layout.rows.length);
     d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
