@@ -29,8 +29,9 @@ test("tick steps are 1, 2 or 5 times a power of ten, in the unit the zoom calls 
   assert.deepEqual(axis.values.slice(0, 3), [1000, 1100, 1200]);
   assert.equal(axis.label(1100), "1.1 ms"); // a 1 ms span reads in ms
   const fine = ticks(10, 10.5, 1000, 100);
-  assert.equal(fine.unit.name, "ns");
-  assert.equal(fine.label(10.05), "10050 ns");
+  assert.equal(fine.unit.name, "µs"); // 50 ns steps 10 µs in: µs with 2 decimals
+  assert.equal(fine.label(10.05), "10.05 µs");
+  assert.equal(ticks(0.1, 0.6, 1000, 100).label(0.15), "150 ns");
   assert.equal(ticks(0, 98e6, 600).label(2e7), "20 s");
 });
 

@@ -17,10 +17,14 @@ test("the axis labels in the span's unit: a 1.75 s view reads in s, not 19000 ms
   assert.ok(labels.every((l) => l.endsWith(" s")), labels.join());
   const fromZero = ticks(0, 1.75e6, 800, 110);
   assert.deepEqual(fromZero.values.slice(0, 2).map(fromZero.label), ["0 s", "0.5 s"]);
-  // A 300 ms view at 19 s keeps ms, its span's unit.
-  const ms = ticks(19e6, 19.3e6, 1200, 110);
-  assert.equal(ms.unit.name, "ms");
-  assert.equal(ms.label(19.05e6), "19050 ms");
+  // A 300 ms view at 19 s reads in s too (its 50 ms step needs 2 decimals there)...
+  const near = ticks(19e6, 19.3e6, 1200, 110);
+  assert.equal(near.unit.name, "s");
+  assert.equal(near.label(19.05e6), "19.05 s");
+  // ...a 5 ms view there in ms (its 0.5 ms step would need 4 decimals in s), near 0 in ms.
+  const fine = ticks(19e6, 19.005e6, 1200, 110);
+  assert.equal(fine.label(19.0005e6), "19000.5 ms");
+  assert.equal(ticks(0, 300e3, 1200, 110).label(50e3), "50 ms");
 });
 
 test("the tooltip and the details print one start for one event", () => {
@@ -41,9 +45,9 @@ test("stats named *_ps read as durations, with their raw value kept for the titl
 
 test("the selection's total names device time and spans where they differ by over 0.5%", () => {
   const rows = [{ name: "copy-done.4", total_us: 70.539e6, device_total_us: 77.773e6 }];
-  assert.equal(totalText(rows), "device time 77.8 s (what the Op Profile counts) · spans 70.5 s");
-  assert.equal(totalText([{ total_us: 1000, device_total_us: 1004 }]), "total 1.00 ms");
-  assert.equal(totalText([{ total_us: 1000, device_total_us: null }]), "total 1.00 ms");
+  assert.equal(totalText(rows), "device time 77.773 s (what the Op Profile counts) · spans 70.539 s");
+  assert.equal(totalText([{ total_us: 1000, device_total_us: 1004 }]), "total 1.000 ms");
+  assert.equal(totalText([{ total_us: 1000, device_total_us: null }]), "total 1.000 ms");
   assert.equal(deviceDiffers(1006, 1000), true);
   assert.equal(deviceDiffers(1004, 1000), false);
   assert.equal(deviceDiffers(null, 1000), false);

@@ -592,3 +592,123 @@ def test_dark_from_the_start(lab):
         page.wait_for_function(f"() => ({LIGHT_SHARE})() > 0.5", timeout=15_000)
     finally:
         set_theme(lab, first, "JupyterLab Light")
+
+
+def wait_data(page, attr: str, predicate: str, timeout: int = 15_000) -> str:
+    """Waits until the viewer's data-<attr> satisfies `predicate` (JS, of v) and returns it."""
+    page.wait_for_function(
+        f"() => {{ const v = document.querySelector('.xw-trace-viewer')?.dataset.{attr}; "
+        f"return v !== undefined && ({predicate}); }}", timeout=timeout)
+    return page.locator(".xw-trace-viewer").get_attribute(f"data-{harness_attr(attr)}")
+
+
+def harness_attr(camel: str) -> str:
+    return "".join(f"-{c.lower()}" if c.isupper() else c for c in camel)
+
+
+def check_search_labels_and_numbers(app, name: str) -> None:
+    """Issue 22 items 5, 6, 7, 10 on the TPU fixture: search split and marks, the label column,
+    the axis's unit, one start in the tooltip and the details, _ps stats, device time vs spans."""
+    page, widget = open_viewer(app, name, repr(str(TPU)), height=520)
+    search = widget.locator(".xw-tv-search")
+
+    # fusion.1: 400 hits by name (broadcast_add_fusion.1), 500 only through their HLO text.
+    search.fill("fusion.1")
+    search.press("Enter")
+    split = wait_data(page, "hitSplit", "v.length > 0")
+    assert split == "400 name · 500 HLO text"
+    assert widget.locator(".xw-tv-split").inner_text() == split
+    page.wait_for_function("() => document.querySelector('.xw-tv-hits').textContent.endsWith('/ 900')",
+                           timeout=10_000)
+    widget.locator(".xw-tv-match").select_option("name")
+    page.wait_for_function("() => document.querySelector('.xw-tv-hits').textContent.endsWith('/ 400')",
+                           timeout=10_000)
+    assert widget.get_attribute("data-hits") == "400"
+    title = widget.locator(".xw-tv-details .xw-tv-title")
+    page.wait_for_function(
+        "() => document.querySelector('.xw-tv-details .xw-tv-title')?.textContent === "
+        "'broadcast_add_fusion.1'", timeout=10_000)
+    # Enter steps through names only.
+    for _ in range(3):
+        search.press("Enter")
+        page.wait_for_timeout(250)
+        assert title.inner_text() == "broadcast_add_fusion.1"
+    # The whole trace: every hit drawn is marked (far more than the current one), and the
+    # tracks holding hits are ticked.
+    widget.locator(".xw-tv-stage").focus()
+    page.keyboard.press("0")
+    marked = int(wait_data(page, "hitsMarked", "Number(v) > 1 && "
+                           "document.querySelector('.xw-trace-viewer').dataset.settled === '1'"))
+    assert marked <= int(widget.get_attribute("data-slices"))
+    assert int(widget.get_attribute("data-hit-rows")) >= 1
+    harness.screenshot(widget, f"{name}_search_marks")
+    search.fill("")
+    wait_data(page, "hitsMarked", "v === '0'")
+
+    # The label column: dragged 120 px wider from its edge; the timeline starts there.
+    box = widget.locator("canvas").bounding_box()
+    page.mouse.move(box["x"] + LABEL_W, box["y"] + 120)
+    page.mouse.down()
+    page.mouse.move(box["x"] + LABEL_W + 60, box["y"] + 120)
+    page.mouse.move(box["x"] + LABEL_W + 120, box["y"] + 120)
+    page.mouse.up()
+    assert wait_data(page, "labelWidth", "v === '330'") == "330"
+    harness.screenshot(widget, f"{name}_labels_wide")
+    wide = LABEL_W + 120
+
+    # The axis at a 1.75 s span reads in seconds.
+    harness.run_in_kernel(page, "tv.window = (19.0e6, 20.75e6)")
+    axis = wait_data(page, "axis", "v.startsWith('19')").split("|")
+    assert len(axis) >= 3 and all(label.endswith(" s") for label in axis), axis
+    assert axis[:2] in (["19.0 s", "19.2 s"], ["19.0 s", "19.5 s"]), axis
+
+    # One copy-done.4: the tooltip and the details print the same start.
+    event = event_row(page, "(lambda h: h[(h.name == 'copy-done.4') & (h.track == 1)].iloc[0])"
+                            "(tv.search('copy-done.4'))")
+    show_event(page, widget, event)
+    page.mouse.move(box["x"] + wide + 50, box["y"] + 200)
+    page.mouse.wheel(0, -20_000)  # the search scrolled the tracks: back to the top
+    wait_data(page, "scrollY", "v === '0'")
+    tracks = tracks_of(page)
+    x_mid = wide + (box["width"] - wide) / 2
+    y = track_centre_y(tracks, event["track"], event["depth"])
+    page.mouse.move(box["x"] + x_mid, box["y"] + y)
+    tip = widget.locator(".xw-tv-tip")
+    tip.wait_for(state="visible", timeout=10_000)
+    assert tip.locator(".xw-tv-tip-name").inner_text() == "copy-done.4"
+    tip_start = tip.inner_text().split(" at ")[1].split("\n")[0].strip()
+    click_at(page, widget, x_mid, y)
+    page.wait_for_function(
+        "() => document.querySelector('.xw-tv-details .xw-tv-title')?.textContent === 'copy-done.4'",
+        timeout=10_000)
+    kv = widget.locator(".xw-tv-details .xw-tv-kv").first
+    rows = dict(zip(kv.locator("th").all_inner_texts(), kv.locator("td").all_inner_texts(),
+                    strict=True))
+    assert rows["Start"] == tip_start, (rows, tip_start)
+    assert "Event" not in rows  # no internal id
+    # device_duration_ps as a duration, its raw picoseconds on hover.
+    stat = widget.locator(".xw-tv-details tr", has_text="device_duration_ps").locator("td")
+    assert stat.inner_text().endswith(" ms"), stat.inner_text()
+    assert stat.get_attribute("title").endswith(" ps")
+    harness.screenshot(widget, f"{name}_details")
+
+    # All 400 copy-done.4: the summary names the device time (what the Op Profile counts) and
+    # the spans, which differ here (77.773 s against 70.5 s).
+    harness.run_in_kernel(page, "h = tv.search('copy-done.4'); "
+                                "tv.selected_events = h[h.name == 'copy-done.4'].event.tolist()")
+    agg = widget.locator(".xw-tv-details .xw-tv-agg")
+    agg.wait_for(timeout=15_000)
+    head = widget.locator(".xw-tv-details .xw-tv-title").first.inner_text()
+    assert "device time 77.773 s (what the Op Profile counts) · spans 70.539 s" in head, head
+    assert "Device time" in agg.locator("thead").inner_text()
+    harness.screenshot(widget, f"{name}_device_time")
+
+
+@pytest.mark.e2e
+def test_search_labels_and_numbers_in_jupyterlab(lab):
+    check_search_labels_and_numbers(lab, "trace_h10_lab")
+
+
+@pytest.mark.e2e
+def test_search_labels_and_numbers_in_notebook7(notebook7):
+    check_search_labels_and_numbers(notebook7, "trace_h10_nb7")

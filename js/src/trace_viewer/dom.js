@@ -1,6 +1,7 @@
 // DOM for everything around the canvas. Profile strings only ever become text nodes
 // (textContent / createTextNode): they are data from user programs, never markup.
 import { h } from "../lib/dom.js";
+import { time } from "../lib/format.js";
 import { formatDuration, formatEventTime, formatPicoseconds, formatTime } from "./timescale.js";
 
 export const KEYS = [
@@ -110,15 +111,16 @@ export function deviceDiffers(device, spans) {
   return Math.abs(device - spans) > DEVICE_DIFFERS * Math.max(Math.abs(spans), Math.abs(device));
 }
 
-/** The selection's total in words; both figures, each named, where the device time differs. */
+/** The selection's total in words; both figures, each named, where the device time differs
+ * (in the Op Profile's format, so its card and this summary print the same digits). */
 export function totalText(rows) {
   const spans = rows.reduce((s, r) => s + (r.total_us ?? 0), 0);
   const timed = rows.filter((r) => r.device_total_us !== null && r.device_total_us !== undefined);
   const device = timed.reduce((s, r) => s + r.device_total_us, 0);
   if (timed.length && deviceDiffers(device, spans)) {
-    return `device time ${formatDuration(device)} (what the Op Profile counts) · spans ${formatDuration(spans)}`;
+    return `device time ${time(device)} (what the Op Profile counts) · spans ${time(spans)}`;
   }
-  return `total ${formatDuration(spans)}`;
+  return `total ${time(spans)}`;
 }
 
 /** The `aggregate` answer as rows of objects, whether it came columnar or as row lists. */
@@ -131,7 +133,8 @@ export function aggregateRows(content) {
   return Array.from({ length: n }, (_, i) => Object.fromEntries(AGG_COLUMNS.map((k) => [k, rows[k]?.[i]])));
 }
 
-/** The selection's aggregate table: name, count, total, avg, min, max (sorted by total). */
+/** The selection's aggregate table: name, count, total, avg, min, max (sorted by total), in the
+ * Op Profile's number format; the device time beside them where it differs from the spans. */
 export function aggregateView(rows, { nEvents, span, truncated }) {
   const sorted = [...rows].sort((a, b) => b.total_us - a.total_us);
   const device = sorted.some((r) => deviceDiffers(r.device_total_us, r.total_us));
@@ -148,12 +151,12 @@ export function aggregateView(rows, { nEvents, span, truncated }) {
       h("tbody", {}, sorted.slice(0, 500).map((r) => h("tr", {},
         h("td", { className: "xw-tv-name" }, String(r.name)),
         h("td", {}, Number(r.count).toLocaleString("en")),
-        h("td", {}, formatDuration(r.total_us)),
-        h("td", {}, formatDuration(r.avg_us)),
-        h("td", {}, formatDuration(r.min_us)),
-        h("td", {}, formatDuration(r.max_us)),
+        h("td", {}, time(r.total_us)),
+        h("td", {}, time(r.avg_us)),
+        h("td", {}, time(r.min_us)),
+        h("td", {}, time(r.max_us)),
         device ? h("td", { title: "The device time the op's events measured (device_duration_ps): what the Op Profile sums" },
-          r.device_total_us === null || r.device_total_us === undefined ? "—" : formatDuration(r.device_total_us)) : null,
+          time(r.device_total_us)) : null,
       ))),
     ),
   );

@@ -223,7 +223,7 @@ export class Renderer {
         }
         if (selecting && f.selection.has(tile.sEvent[i])) outline.rect(xs + 0.5, y + 0.5, Math.max(w - 1, 1), DEPTH_H - 3);
         if (hitNames?.[tile.sName[i]]) {
-          marked.rect(xs, y + DEPTH_H - 4, Math.max(w, 2), 2);
+          marked.rect(xs - 1, y + DEPTH_H - 5, Math.max(w, 1) + 2, 3);
           nMarked++;
         }
       }

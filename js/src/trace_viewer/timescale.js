@@ -33,12 +33,17 @@ function decimalsFor(stepInUnit) {
 export function ticks(startUs, endUs, widthPx, spacingPx = 100) {
   const span = Math.max(endUs - startUs, 1e-6);
   const step = niceStep((span * spacingPx) / Math.max(widthPx, 1));
-  // The span's unit, not the step's: a 1.75 s view reads 19.2 s, 19.4 s, not 19200 ms.
-  const unit = unitFor(span);
+  // The span's unit, not the step's: a 1.75 s view reads 19.2 s, 19.4 s, not 19200 ms. Far
+  // into the trace a larger unit still, while the step needs at most 3 decimals in it (a
+  // 400 ms view at 19.5 s reads 19.5 s, 19.6 s, not 19500 ms).
+  let k = UNITS.indexOf(unitFor(span));
+  const far = Math.max(Math.abs(startUs), Math.abs(endUs));
+  while (k + 1 < UNITS.length && far * UNITS[k].perUs >= 1000 && decimalsFor(step * UNITS[k + 1].perUs) <= 3) k++;
+  const unit = UNITS[k];
   const decimals = decimalsFor(step * unit.perUs);
   const values = [];
   const first = Math.ceil(startUs / step);
-  for (let k = first; k * step <= endUs && values.length < 1000; k++) values.push(k * step);
+  for (let i = first; i * step <= endUs && values.length < 1000; i++) values.push(i * step);
   const label = (us) => `${us === 0 ? "0" : (us * unit.perUs).toFixed(decimals)} ${unit.name}`;
   return { step, unit, values, label };
 }

@@ -482,6 +482,7 @@ export class TraceView {
     d.hitRows = String(stats.hitRows ?? 0);
     d.axis = (stats.axis ?? []).join("|");
     d.labelWidth = String(this.labelW);
+    d.scrollY = String(this.scrollY);
     d.rows = String(this.layout.rows.length);
     d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
