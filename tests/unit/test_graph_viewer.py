@@ -177,7 +177,7 @@ def test_widget_on_the_tpu_fixture(monkeypatch):
     assert set(answer["edges"]) == {"source", "target", "operand_index", "shape"}
     assert "problem" in g._graph(g.module, "nope", 2, True, False)
     monkeypatch.setattr(graph_viewer, "MAX_DRAWN", 3)
-    assert "more than the view lays out" in g._graph(g.module, "copy-done.1", 2, True, False)[
+    assert "more than the view draws" in g._graph(g.module, "copy-done.1", 2, True, False)[
         "problem"]
     assert g._search(g.module, "COPY-DONE.1")["names"][0] == "copy-done.1"
     assert g._text(g.module, "copy-done.1", 1, True, False)["text"].startswith("%")
@@ -231,3 +231,46 @@ def test_source_lines_where_the_file_is_here_and_where_it_is_not(tmp_path):
     gone = source_lines("experimental/users/someone/train.py:29")
     assert gone["line"] == 29 and "not on this machine" in gone["missing"]
     assert source_lines("")["missing"] == "no file:line to read"
+
+
+def test_whole_computation_fusions_merged_with_hops_where_the_walk_reaches():
+    g = module_of([("k", "constant", []), ("p", "parameter", []), *ENTRY[1:],
+                   ("z", "add", ["out", "out"])], FUSED)
+    nb = graph.Neighbourhood(g, "a", 1, merge_fusions=False, whole=True)
+    nodes = nb.nodes().set_index("name")
+    assert list(nodes.index) == ["k", "p", "q", "a", "f", "out", "z"]
+    assert not nodes["expanded"].any() and nodes["fusion"].isna().all()
+    assert nodes["distance"].to_dict() == {"k": -1, "p": 1, "q": 2, "a": 0, "f": 1, "out": 2,
+                                           "z": 3}
+    assert len(nb.edges()) == 6  # z reads out twice
+
+
+def test_downloads_are_the_profiles_proto_its_text_format_and_the_module_text():
+    from google.protobuf import text_format
+
+    p = xw.open_profile(str(TPU))
+    g = xw.GraphViewer(p, op="broadcast_add_fusion.2")
+    pid = graph.module_graph(p, g.module).program_id
+    assert g.download("pb") == p.hlo_proto_bytes(pid)
+    assert HloProto.FromString(g.download("pb")) == p.hlo_proto(pid)
+    parsed = text_format.Parse(g.download("pbtxt"), HloProto())
+    declared = HloProto()
+    declared.CopyFrom(p.hlo_proto(pid))
+    declared.DiscardUnknownFields()  # text format names only the fields the reader declares
+    assert parsed == declared and parsed.ByteSize() > 0.5 * len(g.download("pb"))
+    short, long = g.download("short_txt"), g.download("long_txt")
+    assert short.startswith("HloModule jit_f\n")
+    proto = p.hlo_proto(pid).hlo_module
+    entry = next(c for c in proto.computations if c.id == proto.entry_computation_id)
+    assert f"\nENTRY %{entry.name} {{\n" in short
+    n_instructions = sum(len(c.instructions) for c in proto.computations)
+    assert sum(line.startswith("  ") for line in short.splitlines()) == n_instructions
+    assert "metadata={" in long and "metadata={" not in short
+    assert ("  ROOT %add.3 = f32[5,1024,1024,256]{3,2,1,0:T(8,128)} add(f32[5,1024,1024,256]"
+            "{3,2,1,0:T(8,128)} %param_0, f32[5,1024,1024,256]{3,2,1,0:T(8,128)} %broadcast.7)"
+            ) in short.splitlines()
+    content, buffers = g._download(g.module, "pbtxt")
+    assert content == {"name": f"{g.module}.hlo_proto.pbtxt", "binary": False}
+    assert buffers[0].decode() == g.download("pbtxt")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        g.download("svg")

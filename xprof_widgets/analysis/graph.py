@@ -127,6 +127,7 @@ class ModuleGraph:
         self._data, self._where_from = data, where or label
         self.program_id = program_id
         self.label = label
+        self.name: str = proto.hlo_module.name
         self._protos = list(proto.hlo_module.computations)
         self._by_id = {int(c.id): k for k, c in enumerate(self._protos)}
         entry_id = proto.hlo_module.entry_computation_id
@@ -217,11 +218,13 @@ class Neighbourhood:
     """The instructions and edges around `op`, `width` hops, fusions merged or expanded.
 
     `toggled` names fusions drawn the other way from the rule: expanded though merged (or at
-    the edge), merged though expanded; the view's click on one fusion."""
+    the edge), merged though expanded; the view's click on one fusion. `whole` draws every
+    instruction of the op's computation, fusions merged (`distance` -1 where the walk from the
+    op does not reach)."""
 
     def __init__(self, graph: ModuleGraph, op: str, width: int = 2, merge_fusions: bool = True,
                  metrics: pd.DataFrame | None = None, total_time_us: float = math.nan,
-                 toggled: frozenset[str] = frozenset()):
+                 toggled: frozenset[str] = frozenset(), whole: bool = False):
         found = graph.find(op)
         if found is None:
             raise ProfileError(f"module {graph.label} has no instruction named {op!r}.")
@@ -233,7 +236,14 @@ class Neighbourhood:
         self._metrics = metrics
         self._total_us = total_time_us
         self.toggled = frozenset(toggled)
-        walked = _walk(comp, root, self.width)
+        self.whole = whole
+        if whole:  # every instruction of the op's computation; hops where the walk reaches
+            reached = _walk(comp, root, len(comp.names))
+            walked = {k: reached.get(k, -1) for k in range(len(comp.names))}
+            self.merge_fusions = merge_fusions = True
+            self.toggled = frozenset()
+        else:
+            walked = _walk(comp, root, self.width)
         self._members: list[_Member] = []
         for k in sorted(walked):
             fusion = comp.opcodes[k] == "fusion"
@@ -377,28 +387,7 @@ class Neighbourhood:
     def hlo_lines(self, long: bool = False) -> list[str]:
         """Each shown instruction in HLO's text form, in `nodes()` order; `long` adds its
         metadata (op name, source)."""
-        return [self._hlo_line(m, long) for m in self._members]
-
-    def _hlo_line(self, m: _Member, long: bool) -> str:
-        ins = self._instruction(m)
-        comp = m.comp
-        if ins.opcode == "parameter":
-            operands = str(ins.parameter_number)
-        else:
-            operands = ", ".join(f"{comp.shape(o)} %{comp.names[o]}"
-                                 for o in comp.operands(m.k).tolist() if o >= 0)
-        extra = f", kind={ins.fusion_kind}" if ins.fusion_kind else ""
-        called = [self.graph.computation_by_id(c) for c in comp.called.get(m.k, [])]
-        if called:
-            extra += ", calls=" + ", ".join(f"%{c.name}" for c in called if c is not None)
-        meta = ins.metadata
-        if long and (meta.op_name or meta.source_file):
-            parts = [f'op_name="{meta.op_name}"'] if meta.op_name else []
-            if meta.source_file:
-                parts.append(f'source_file="{meta.source_file}" source_line={meta.source_line}')
-            extra += ", metadata={" + " ".join(parts) + "}"
-        root = "ROOT " if m.k == comp.root else ""
-        return f"{root}%{ins.name} = {comp.shape(m.k)} {ins.opcode}({operands}){extra}"
+        return [instruction_text(self.graph, m.comp, m.k, long) for m in self._members]
 
     def hlo_text(self, long: bool = False) -> str:
         """The shown instructions in HLO's text form, one computation after another (the op's,
@@ -408,6 +397,68 @@ class Neighbourhood:
             blocks.setdefault(m.comp.name, []).append("  " + line)
         return "\n\n".join(f"%{name} {{\n" + "\n".join(body) + "\n}"
                             for name, body in blocks.items()) + "\n"
+
+
+def instruction_text(graph: ModuleGraph, comp: _Computation, k: int, long: bool = False) -> str:
+    """Instruction k of `comp` in HLO's text form, from the fields the proto reader declares
+    (opcode, shape, operands, parameter number, fusion kind, dimensions, called computations);
+    `long` adds its metadata (op name, source file and line)."""
+    ins = comp.proto.instructions[k]
+    if ins.opcode == "parameter":
+        operands = str(ins.parameter_number)
+    else:
+        operands = ", ".join(f"{comp.shape(o)} %{comp.names[o]}"
+                             for o in comp.operands(k).tolist() if o >= 0)
+    extra = f", kind={ins.fusion_kind}" if ins.fusion_kind else ""
+    if len(ins.dimensions) and ins.opcode != "parameter":
+        extra += ", dimensions={" + ",".join(map(str, ins.dimensions)) + "}"
+    called = [graph.computation_by_id(c) for c in comp.called.get(k, [])]
+    if called:
+        key = "calls" if ins.opcode in ("fusion", "call", "custom-call") else "to_apply"
+        extra += f", {key}=" + ", ".join(f"%{c.name}" for c in called if c is not None)
+    meta = ins.metadata
+    if long and (meta.op_name or meta.source_file):
+        parts = [f'op_name="{meta.op_name}"'] if meta.op_name else []
+        if meta.source_file:
+            parts.append(f'source_file="{meta.source_file}" source_line={meta.source_line}')
+        extra += ", metadata={" + " ".join(parts) + "}"
+    root = "ROOT " if k == comp.root else ""
+    return f"{root}%{ins.name} = {comp.shape(k)} {ins.opcode}({operands}){extra}"
+
+
+def module_text(graph: ModuleGraph, long: bool = False) -> str:
+    """The whole module in HLO's text form as XLA prints it: `HloModule name`, then each
+    computation in the proto's order (callees first), the entry marked `ENTRY`. What the
+    proto reader does not declare (literals, windows, backend configs, layouts of the entry's
+    program shape) is not printed; `long` adds each instruction's metadata."""
+    entry = graph.entry().name
+    blocks = [f"HloModule {graph.name}"]
+    for comp in graph.computations():
+        lines = [f"  {instruction_text(graph, comp, k, long)}" for k in range(len(comp.names))]
+        head = ("ENTRY " if comp.name == entry else "") + f"%{comp.name}"
+        blocks.append(f"{head} {{\n" + "\n".join(lines) + "\n}")
+    return "\n\n".join(blocks) + "\n"
+
+
+DOWNLOADS = {"pb": "hlo_proto.pb", "pbtxt": "hlo_proto.pbtxt", "short_txt": "short.txt",
+             "long_txt": "long.txt"}
+"""XProf's downloads of a module's HLO, by kind, and the file name ending each is saved under."""
+
+
+def module_download(profile: Any, module: int | str, kind: str) -> bytes | str:
+    """A module's HLO as XProf's Graph Viewer offers it: `pb` the serialized HloProto exactly
+    as the profile carries it, `pbtxt` its protobuf text format (the fields the proto reader
+    declares), `short_txt` / `long_txt` the module's HLO text without / with metadata."""
+    from google.protobuf import text_format
+
+    if kind not in DOWNLOADS:
+        raise ValueError(f"kind must be one of {', '.join(DOWNLOADS)}, not {kind!r}")
+    graph = module_graph(profile, module)
+    if kind == "pb":
+        return profile.hlo_proto_bytes(graph.program_id)
+    if kind == "pbtxt":
+        return text_format.MessageToString(profile.hlo_proto(graph.program_id))
+    return module_text(graph, long=kind == "long_txt")
 
 
 def _esc(text: str) -> str:
@@ -445,14 +496,15 @@ def op_metrics(profile: Any, program_id: int) -> tuple[pd.DataFrame | None, floa
 
 
 def neighbourhood(profile: Any, op: str, module: int | str | None = None, width: int = 2,
-                  merge_fusions: bool = True, toggled: frozenset[str] = frozenset()
-                  ) -> Neighbourhood:
-    """The graph around instruction `op` of `module` (found from `op` when None)."""
+                  merge_fusions: bool = True, toggled: frozenset[str] = frozenset(),
+                  whole: bool = False) -> Neighbourhood:
+    """The graph around instruction `op` of `module` (found from `op` when None); `whole`: all
+    of the op's computation, fusions merged."""
     label = find_module(profile, op) if module is None else module
     graph = module_graph(profile, label)
     metrics, total_us, _ = profile.memo(("graph_metrics", graph.program_id),
                                         lambda: op_metrics(profile, graph.program_id))
-    return Neighbourhood(graph, op, width, merge_fusions, metrics, total_us, toggled)
+    return Neighbourhood(graph, op, width, merge_fusions, metrics, total_us, toggled, whole)
 
 
 def graph_available(profile: Any) -> bool:

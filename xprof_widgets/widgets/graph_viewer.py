@@ -20,16 +20,25 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.graph import Neighbourhood, find_module, module_graph, neighbourhood, op_metrics
+from ..analysis.graph import (
+    DOWNLOADS,
+    Neighbourhood,
+    find_module,
+    module_download,
+    module_graph,
+    neighbourhood,
+    op_metrics,
+)
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 
 MAX_WIDTH = 10
-MAX_DRAWN = 400
-"""Most instructions the view lays out at once: dagre takes seconds at this size (on the main
-thread: the page waits), minutes at thousands (docs/graph_viewer.md, Scale)."""
+MAX_DRAWN = 30_000
+"""Most instructions the view draws: laid out in a Web Worker (dagre up to 400 nodes, a layered
+layout of our own beyond) and drawn in batches, a graph this large takes seconds; beyond it the
+SVG alone would take the page's memory (docs/graph_viewer.md, Scale)."""
 SEARCH_HITS = 20
 SOURCE_CONTEXT = 4  # lines shown either side of a source line
 _NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
@@ -49,6 +58,7 @@ class GraphViewer(RequestWidget):
         width: hops from the op, operands and users (a bitcast costs none, as in XLA).
         merge_fusions: draw a fusion as one node (True) or as a cluster of its body (False).
         show_metadata: node labels show each op's framework op name and source line.
+        whole_module: draw every instruction of the op's computation, fusions merged.
         run, host: which run and host(s) to open.
     """
 
@@ -62,6 +72,8 @@ class GraphViewer(RequestWidget):
                                    "fused computations).").tag(sync=True)
     show_metadata = traitlets.Bool(False, help="Labels show op names and source lines."
                                    ).tag(sync=True)
+    whole_module = traitlets.Bool(False, help="Draw every instruction of the op's computation "
+                                  "(fusions merged) instead of its neighbourhood.").tag(sync=True)
     toggled_fusions = traitlets.List(traitlets.Unicode(), help="Fusions drawn the other way "
                                      "from merge_fusions (the view's expand / collapse of one "
                                      "fusion); cleared when the op, module or switch changes."
@@ -71,7 +83,8 @@ class GraphViewer(RequestWidget):
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, op: str | None = None,
                  module: int | str | None = None, width: int = 2, merge_fusions: bool = True,
-                 show_metadata: bool = False, run: str | None = None,
+                 show_metadata: bool = False, whole_module: bool = False,
+                 run: str | None = None,
                  host: str | list[str] | None = None, **kwargs: Any):
         profile = open_profile(path_or_profile, run=run, host=host)
         labels = [str(x) for x in profile.hlo_modules["label"]]
@@ -91,7 +104,7 @@ class GraphViewer(RequestWidget):
         except ProfileError as exc:
             error = str(exc)
         super().__init__(module=label, op=centre, width=width, merge_fusions=merge_fusions,
-                         show_metadata=show_metadata, _modules=labels, _error=error, **kwargs)
+                         show_metadata=show_metadata, whole_module=whole_module, _modules=labels, _error=error, **kwargs)
         self.profile = profile
 
     @traitlets.validate("width")
@@ -104,7 +117,7 @@ class GraphViewer(RequestWidget):
         if self._error:
             raise ProfileError(self._error)
         return neighbourhood(self.profile, self.op, self.module, self.width, self.merge_fusions,
-                             frozenset(self.toggled_fusions))
+                             frozenset(self.toggled_fusions), self.whole_module)
 
     def nodes(self) -> pd.DataFrame:
         """One row per instruction drawn; see `Neighbourhood.nodes`."""
@@ -123,6 +136,14 @@ class GraphViewer(RequestWidget):
     def hlo_text(self, long: bool = False) -> str:
         """The drawn instructions as HLO text; `long` adds their metadata."""
         return self.neighbourhood().hlo_text(long)
+
+    def download(self, kind: str = "pb") -> bytes | str:
+        """The module's HLO as XProf's Graph Viewer downloads it: `pb` (the serialized
+        HloProto, the profile's own bytes), `pbtxt` (its protobuf text format), `short_txt` /
+        `long_txt` (the module's HLO text without / with metadata)."""
+        if self._error:
+            raise ProfileError(self._error)
+        return module_download(self.profile, self.module, kind)
 
     def show(self, op: str, module: int | str | None = None) -> None:
         """Centres the graph on `op` (of `module`, or of the module holding it)."""
@@ -145,21 +166,33 @@ class GraphViewer(RequestWidget):
 
     @handler("graph")
     def _graph(self, module: str, op: str, width: int, merge_fusions: bool,
-               show_metadata: bool, toggled_fusions: list | None = None) -> dict:
+               show_metadata: bool, toggled_fusions: list | None = None,
+               whole_module: bool = False) -> dict:
         try:
             nb = neighbourhood(self.profile, op, module, int(min(MAX_WIDTH, max(0, width))),
-                               bool(merge_fusions), frozenset(toggled_fusions or ()))
+                               bool(merge_fusions), frozenset(toggled_fusions or ()),
+                               bool(whole_module))
         except ProfileError as exc:
             return {"problem": str(exc)}
         nodes = nb.nodes()
         if len(nodes) > MAX_DRAWN:
-            return {"problem": f"{len(nodes):,} instructions lie within {width} hops of {op}: more "
-                               f"than the view lays out at once ({MAX_DRAWN:,}). Lower the width "
-                               "or merge fusions; nodes() lists them all."}
+            where = (f"computation {nb.computation}" if whole_module
+                     else f"{width} hops of {op}")
+            return {"problem": f"{len(nodes):,} instructions lie within {where}: more than the "
+                               f"view draws ({MAX_DRAWN:,}). Lower the width or merge fusions; "
+                               "nodes() lists them all."}
         return {"module": nb.graph.label, "op": op, "computation": nb.computation,
+                "whole": nb.whole,
                 "nodes": _records(nodes, _NODE_FIELDS),
                 "hlo": nb.hlo_lines(long=bool(show_metadata)),
                 "edges": _records(nb.edges(), ["source", "target", "operand_index", "shape"])}
+
+    @handler("download")
+    def _download(self, module: str, kind: str) -> tuple[dict, list]:
+        data = module_download(self.profile, module, kind)
+        name = f"{module_graph(self.profile, module).label}.{DOWNLOADS[kind]}"
+        raw = data if isinstance(data, bytes) else data.encode("utf-8")
+        return {"name": name, "binary": kind == "pb"}, [raw]
 
     @handler("source")
     def _source(self, source: str) -> dict:
