@@ -2,7 +2,9 @@
 //
 // Every top-level file js/src/<name>.js is one widget's entry point and becomes the self-contained
 // ES module xprof_widgets/static/<name>.js (anywidget's `_esm`). Folders under js/src/ (lib/,
-// charts/, trace_viewer/, ...) hold the modules those entries import.
+// charts/, trace_viewer/, ...) hold the modules those entries import. An import of
+// "./x.js?worker" is x.js bundled on its own into a string (the code of a Web Worker the view
+// starts from a Blob URL): anywidget loads one file per widget, so no worker file is served.
 //
 //   node build.mjs                       build every entry into xprof_widgets/static/
 //   node build.mjs IN.js=OUT.js [...]    build the given entries only (the e2e tests' echo widget)
@@ -29,6 +31,22 @@ function explicitEntries(args) {
   });
 }
 
+const WORKER_OPTIONS = { bundle: true, format: "iife", target: "es2020", minify: true, legalComments: "none", write: false };
+
+/** "./x.js?worker" imports resolve to x.js's own bundle as a string. */
+const workerText = {
+  name: "worker-text",
+  setup(build) {
+    build.onResolve({ filter: /\?worker$/ }, (args) => ({
+      path: resolve(args.resolveDir, args.path.replace(/\?worker$/, "")), namespace: "worker-text",
+    }));
+    build.onLoad({ filter: /.*/, namespace: "worker-text" }, async (args) => {
+      const result = await esbuild.build({ ...WORKER_OPTIONS, entryPoints: [args.path] });
+      return { contents: result.outputFiles[0].text, loader: "text", watchFiles: [args.path] };
+    });
+  },
+};
+
 const args = process.argv.slice(2);
 const entries = args.length ? explicitEntries(args) : defaultEntries();
 for (const [input, output] of entries) {
@@ -43,6 +61,7 @@ for (const [input, output] of entries) {
     sourcemap: false,
     legalComments: "none",
     logLevel: "warning",
+    plugins: [workerText],
   });
   console.log(`built ${output}`);
 }

@@ -1,7 +1,7 @@
 // The Graph Viewer's layout: operands above users, fusion bodies inside their clusters.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cut, layoutGraph, rowsOf, shareFill } from "../src/graph_viewer/layout.js";
+import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph, rowsOf, shareFill } from "../src/graph_viewer/layout.js";
 
 const NODES = rowsOf({
   name: ["p0", "fusion.1", "param_0.1", "exp.1", "add.2"],
@@ -39,4 +39,47 @@ test("fills go from the background to red by share; untimed nodes get none", () 
   assert.equal(shareFill(0.25, "rgb(0, 0, 0)"), "#800000");
   assert.equal(shareFill(null), null);
   assert.equal(cut("abcdef", 4), "abc…");
+});
+
+test("the layered layout of a large graph: operands above users, no two boxes of a rank overlap", () => {
+  // A chain of 300 two-operand adds fed by 300 parameters: 600 nodes, past dagre's share.
+  const names = [];
+  const source = [];
+  const target = [];
+  for (let i = 0; i < 300; i++) {
+    names.push(`p${i}`, `add.${i}`);
+    source.push(`p${i}`);
+    target.push(`add.${i}`);
+    if (i) { source.push(`add.${i - 1}`); target.push(`add.${i}`); }
+  }
+  const nodes = rowsOf({ name: names, opcode: names.map((n) => (n[0] === "p" ? "parameter" : "add")),
+    shape: names.map(() => "f32[8]"), fusion: names.map(() => null), expanded: names.map(() => false) });
+  const edges = rowsOf({ source, target, operand_index: source.map(() => 0), shape: source.map(() => "f32[8]") });
+  assert.ok(nodes.length > DAGRE_MAX);
+  const out = layout(nodes, edges);
+  assert.equal(out.nodes.length, 600);
+  assert.equal(out.edges.length, edges.length);
+  const at = new Map(out.nodes.map((n) => [nodes[n.row].name, n]));
+  for (let i = 0; i < edges.length; i++) {
+    const s = at.get(edges[i].source);
+    const t = at.get(edges[i].target);
+    assert.ok(s.y + s.height / 2 < t.y - t.height / 2, `${edges[i].source} above ${edges[i].target}`);
+  }
+  const rows = new Map();
+  for (const n of out.nodes) (rows.get(n.y) ?? rows.set(n.y, []).get(n.y)).push(n);
+  for (const row of rows.values()) {
+    row.sort((a, b) => a.x - b.x);
+    for (let i = 1; i < row.length; i++) assert.ok(row[i - 1].x + row[i - 1].width / 2 < row[i].x - row[i].width / 2);
+  }
+  assert.ok(out.nodes.every((n) => n.x - n.width / 2 >= 0 && n.x + n.width / 2 <= out.width));
+  assert.ok(out.nodes.every((n) => n.y + n.height / 2 <= out.height));
+});
+
+test("in the layered layout an expanded fusion's box holds its body", () => {
+  const out = layeredLayout(NODES, EDGES);
+  assert.equal(out.clusters.length, 1);
+  const c = out.clusters[0];
+  for (const n of out.nodes.filter((b) => NODES[b.row].fusion === "fusion.1")) {
+    assert.ok(Math.abs(n.x - c.x) <= (c.width - n.width) / 2 && Math.abs(n.y - c.y) <= (c.height - n.height) / 2);
+  }
 });

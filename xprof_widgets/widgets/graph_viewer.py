@@ -213,16 +213,16 @@ class GraphViewer(RequestWidget):
 
     @handler("text")
     def _text(self, module: str, op: str, width: int, merge_fusions: bool, long: bool,
-              toggled_fusions: list | None = None) -> dict:
+              toggled_fusions: list | None = None, whole_module: bool = False) -> dict:
         nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions),
-                           frozenset(toggled_fusions or ()))
+                           frozenset(toggled_fusions or ()), bool(whole_module))
         return {"text": nb.hlo_text(bool(long))}
 
     @handler("dot")
     def _dot(self, module: str, op: str, width: int, merge_fusions: bool,
-             toggled_fusions: list | None = None) -> dict:
+             toggled_fusions: list | None = None, whole_module: bool = False) -> dict:
         nb = neighbourhood(self.profile, op, module, int(width), bool(merge_fusions),
-                           frozenset(toggled_fusions or ()))
+                           frozenset(toggled_fusions or ()), bool(whole_module))
         return {"dot": nb.to_dot()}
 
     def __repr__(self) -> str:

@@ -1,5 +1,7 @@
-// The neighbourhood laid out top to bottom with dagre (as XLA's graph is read: operands above
-// their users), expanded fusions as clusters holding their bodies. Pure: columns in, boxes out.
+// The neighbourhood laid out top to bottom (as XLA's graph is read: operands above their users):
+// dagre up to DAGRE_MAX nodes, expanded fusions as clusters holding their bodies; a layered layout
+// of our own beyond (linear time: dagre takes seconds at 500 nodes, minutes at thousands). Pure:
+// rows in, boxes out; run in a Web Worker by the view (worker.js).
 import dagre from "@dagrejs/dagre";
 
 const CHAR_W = 6.4; // px per character of the 11px label font, a little generous
@@ -7,6 +9,16 @@ const LINE_H = 14;
 const PAD = 8;
 const SHAPE_CHARS = 44; // a tuple's shape can be thousands of characters: labels cut it
 const CLUSTER = "cluster:";
+const NODESEP = 18;
+const RANKSEP = 34;
+const MARGIN = 12;
+const CLUSTER_PAD = 10;
+export const DAGRE_MAX = 400;
+
+/** The layout for this many nodes: dagre's up to DAGRE_MAX, the layered one beyond. */
+export function layout(nodes, edges, options = {}) {
+  return nodes.length <= DAGRE_MAX ? layoutGraph(nodes, edges, options) : layeredLayout(nodes, edges, options);
+}
 
 /** Text lines of a node's label: name, opcode, shape, and with metadata op name and source. */
 export function labelLines(node, showMetadata) {
@@ -74,6 +86,107 @@ export function layoutGraph(nodes, edges, { showMetadata = false } = {}) {
   // A cluster holds its nested clusters: draw the outer ones first.
   out.clusters.sort((a, b) => b.width * b.height - a.width * a.height);
   return out;
+}
+
+function boxOf(node, showMetadata) {
+  const lines = labelLines(node, showMetadata);
+  return { lines, width: Math.max(...lines.map((t) => t.length)) * CHAR_W + 2 * PAD, height: lines.length * LINE_H + PAD };
+}
+
+/**
+ * The layered layout of a large graph, in time linear in nodes and edges (plus a sort per rank):
+ * a node's rank is its longest operand path (Kahn's order; a cycle's nodes go last), ranks are
+ * ordered by one barycentre sweep down, and each node sits under its operands' mean x, pushed
+ * right of its left neighbour. Edges are straight; an expanded fusion's box is its body's
+ * bounding box. Same output as layoutGraph.
+ */
+export function layeredLayout(nodes, edges, { showMetadata = false } = {}) {
+  const index = new Map();
+  const boxes = [];
+  nodes.forEach((node, row) => {
+    if (node.expanded) return;
+    index.set(node.name, boxes.length);
+    boxes.push({ row, ...boxOf(node, showMetadata) });
+  });
+  const n = boxes.length;
+  const kept = [];
+  edges.forEach((edge, i) => {
+    const a = index.get(edge.source);
+    const b = index.get(edge.target);
+    if (a !== undefined && b !== undefined && a !== b) kept.push([a, b, i]);
+  });
+  const outs = Array.from({ length: n }, () => []);
+  const ins = Array.from({ length: n }, () => []);
+  const indegree = new Int32Array(n);
+  for (const [a, b] of kept) { outs[a].push(b); ins[b].push(a); indegree[b] += 1; }
+  const rank = new Int32Array(n);
+  const queue = [];
+  for (let v = 0; v < n; v++) if (indegree[v] === 0) queue.push(v);
+  for (let q = 0; q < queue.length; q++) {
+    const v = queue[q];
+    for (const w of outs[v]) {
+      rank[w] = Math.max(rank[w], rank[v] + 1);
+      if (--indegree[w] === 0) queue.push(w);
+    }
+  }
+  if (queue.length < n) {
+    let top = 0;
+    for (let v = 0; v < n; v++) top = Math.max(top, rank[v]);
+    for (let v = 0; v < n; v++) if (indegree[v] > 0) rank[v] = top + 1;
+  }
+  const ranks = [];
+  for (let v = 0; v < n; v++) (ranks[rank[v]] ??= []).push(v);
+  const x = new Float64Array(n);
+  let y = MARGIN;
+  let width = 0;
+  for (const members of ranks) {
+    if (!members) continue;
+    const want = members.map((v) => (ins[v].length ? ins[v].reduce((sum, u) => sum + x[u], 0) / ins[v].length : -1));
+    const order = members.map((v, i) => i).sort((i, j) => want[i] - want[j] || i - j);
+    let right = MARGIN;
+    let tallest = 0;
+    for (const i of order) {
+      const v = members[i];
+      const half = boxes[v].width / 2;
+      x[v] = Math.max(want[i], right + half);
+      right = x[v] + half + NODESEP;
+      tallest = Math.max(tallest, boxes[v].height);
+    }
+    for (const v of members) boxes[v].y = y + tallest / 2;
+    width = Math.max(width, right - NODESEP + MARGIN);
+    y += tallest + RANKSEP;
+  }
+  const out = { nodes: [], clusters: [], edges: [], width, height: y - RANKSEP + MARGIN };
+  boxes.forEach((b, v) => out.nodes.push({ row: b.row, x: x[v], y: b.y, width: b.width, height: b.height, lines: b.lines }));
+  for (const [a, b, i] of kept) {
+    const s = out.nodes[a];
+    const t = out.nodes[b];
+    out.edges.push({ edge: i, points: [{ x: s.x, y: s.y + s.height / 2 }, { x: t.x, y: t.y - t.height / 2 }] });
+  }
+  out.clusters = clusterBoxes(nodes, out.nodes);
+  return out;
+}
+
+/** Bounding boxes of expanded fusions around the nodes they hold (nested ones included). */
+function clusterBoxes(nodes, placed) {
+  const extent = new Map();
+  const parent = new Map(nodes.map((node) => [node.name, node.fusion]));
+  for (const p of placed) {
+    for (let f = nodes[p.row].fusion; f != null; f = parent.get(f)) {
+      const e = extent.get(f) ?? { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
+      e.x0 = Math.min(e.x0, p.x - p.width / 2); e.x1 = Math.max(e.x1, p.x + p.width / 2);
+      e.y0 = Math.min(e.y0, p.y - p.height / 2); e.y1 = Math.max(e.y1, p.y + p.height / 2);
+      extent.set(f, e);
+    }
+  }
+  const clusters = [];
+  nodes.forEach((node, row) => {
+    const e = node.expanded && extent.get(node.name);
+    if (!e) return;
+    clusters.push({ row, x: (e.x0 + e.x1) / 2, y: (e.y0 + e.y1) / 2,
+      width: e.x1 - e.x0 + 2 * CLUSTER_PAD, height: e.y1 - e.y0 + 2 * CLUSTER_PAD });
+  });
+  return clusters.sort((a, b) => b.width * b.height - a.width * a.height);
 }
 
 /** A node's fill by its share of device time: the page's background (none) to red (all), so a

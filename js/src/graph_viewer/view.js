@@ -1,7 +1,8 @@
 // The Graph Viewer's controller: controls synced with the kernel's traits (module, op, width,
-// merge_fusions, show_metadata), the neighbourhood on one request channel (newest wins), laid out
-// by dagre and drawn as SVG with pan and zoom (drag, wheel, W/S zoom, A/D pan, F fits), a hover
-// card that a click pins, search, HLO text, and SVG / DOT downloads.
+// merge_fusions, show_metadata, whole_module), the graph on one request channel (newest wins),
+// laid out in a Web Worker (offthread.js) and drawn as SVG in batches of one frame's budget, so a
+// whole module never freezes the page; pan and zoom (drag, wheel, W/S zoom, A/D pan, F fits), a
+// hover card that a click pins, search, HLO text, SVG / DOT downloads and the module's HLO.
 import { h } from "../lib/dom.js";
 import { emptyState, EMPTY_CSS } from "../lib/empty.js";
 import * as fmt from "../lib/format.js";
@@ -9,10 +10,11 @@ import { isTextField, ownKeys } from "../lib/keys.js";
 import { linkButton } from "../lib/links.js";
 import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
-import { layoutGraph, rowsOf, shareFill } from "./layout.js";
+import { rowsOf, shareFill } from "./layout.js";
+import { Layouter } from "./offthread.js";
 import { CSS } from "./style.js";
 
-const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata", "toggled_fusions"];
+const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata", "toggled_fusions", "whole_module"];
 const UNTOGGLING = ["module", "op", "merge_fusions"]; // a new graph: every fusion back to the rule
 const SVG_NS = "http://www.w3.org/2000/svg";
 const SEARCH_DELAY_MS = 200;
@@ -21,6 +23,11 @@ const MIN_ZOOM = 0.02;
 const MAX_ZOOM = 8;
 const LINE_H = 14;
 const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its first node
+const FRAME_BUDGET_MS = 8; // drawing a large graph yields to the page after this much per frame
+const DOWNLOADS = [["pb", "HloProto (pb)"], ["pbtxt", "HloProto text (pbtxt)"],
+  ["short_txt", "HLO text, short"], ["long_txt", "HLO text, long"]];
+
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
 
 function s(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -51,6 +58,9 @@ export class GraphView {
     this.graph = null; // {nodes, edges, hlo, layout, module, op}
     this.view = { x: 0, y: 0, k: 1 };
     this.pinned = null;
+    this.refreshes = 0; // a newer refresh or draw supersedes the one in flight
+    this.draws = 0;
+    this.layouter = new Layouter();
     el.classList.add("xw-gv");
     const error = model.get("_error");
     if (error) {
@@ -68,6 +78,8 @@ export class GraphView {
 
   dispose() {
     this.disposed = true;
+    this.draws += 1;
+    this.layouter.dispose();
     clearTimeout(this.searchTimer);
     if (this.onChange) for (const t of TRAITS) this.model.off(`change:${t}`, this.onChange);
     this.dropKeys?.();
@@ -94,16 +106,21 @@ export class GraphView {
       onchange: () => this.set({ width: Math.max(0, Math.min(10, Number(this.widthBox.value) || 0)) }) });
     this.mergeBox = h("input", { type: "checkbox", onchange: () => this.set({ merge_fusions: this.mergeBox.checked }) });
     this.metaBox = h("input", { type: "checkbox", onchange: () => this.set({ show_metadata: this.metaBox.checked }) });
+    this.wholeBox = h("input", { type: "checkbox", onchange: () => this.set({ whole_module: this.wholeBox.checked }) });
+    this.downloadBox = h("select", { title: "download the module's HLO, as XProf offers it",
+      onchange: () => { const kind = this.downloadBox.value; this.downloadBox.value = ""; if (kind) this.saveHlo(kind); } },
+    h("option", { value: "" }, "Download HLO…"), DOWNLOADS.map(([kind, label]) => h("option", { value: kind }, label)));
     this.textPane = h("pre", { className: "xw-gv-text", hidden: true });
     const bar = h("div", { className: "xw-gv-bar" },
       h("label", {}, "Module", this.moduleBox), this.searchBox, this.matches,
       h("label", {}, "Width", this.widthBox),
       h("label", { title: "a fusion as one node; off: a cluster of its fused computation" }, this.mergeBox, "Merge fusions"),
       h("label", { title: "op names and source lines in the labels; long HLO text" }, this.metaBox, "Show metadata"),
+      h("label", { title: "every instruction of the op's computation, fusions merged" }, this.wholeBox, "Whole module"),
       h("button", { type: "button", onclick: () => this.fit(), title: "fit the graph (F)" }, "Fit"),
       h("button", { type: "button", onclick: () => this.toggleText() }, "HLO text"),
       h("button", { type: "button", onclick: () => this.saveSvg() }, "SVG"),
-      h("button", { type: "button", onclick: () => this.saveDot() }, "DOT"),
+      h("button", { type: "button", onclick: () => this.saveDot() }, "DOT"), this.downloadBox,
       h("span", { className: "xw-gv-legend", title: "fill: share of device time" }, "0%", h("span"), "100% of device time"));
     this.title = h("div", { className: "xw-gv-title" });
     this.svg = s("svg", { role: "img" });
@@ -125,6 +142,8 @@ export class GraphView {
     this.widthBox.value = String(m.get("width"));
     this.mergeBox.checked = Boolean(m.get("merge_fusions"));
     this.metaBox.checked = Boolean(m.get("show_metadata"));
+    this.wholeBox.checked = Boolean(m.get("whole_module"));
+    this.widthBox.disabled = this.wholeBox.checked;
   }
 
   // ---- the graph ----------------------------------------------------------------------------
@@ -134,6 +153,7 @@ export class GraphView {
 
   async refresh() {
     if (this.disposed) return;
+    const token = ++this.refreshes;
     this.syncControls();
     this.el.dataset.ready = "0";
     this.status.textContent = "Loading…";
@@ -149,7 +169,7 @@ export class GraphView {
       this.el.dataset.ready = "error";
       return;
     }
-    if (answer === null || this.disposed) return;
+    if (answer === null || this.disposed || token !== this.refreshes) return;
     const c = answer.content;
     if (c.problem) {
       this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, c.problem));
@@ -159,23 +179,43 @@ export class GraphView {
     const nodes = rowsOf(c.nodes);
     const edges = rowsOf(c.edges);
     const started = performance.now();
-    const layout = layoutGraph(nodes, edges, { showMetadata: Boolean(this.model.get("show_metadata")) });
+    this.el.dataset.ready = "layout";
+    this.status.textContent = `Laying out ${nodes.length.toLocaleString()} nodes…`;
+    let layout;
+    try {
+      layout = await this.layouter.run(nodes, edges, { showMetadata: Boolean(this.model.get("show_metadata")) });
+    } catch (error) {
+      this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, `Layout failed: ${error.message}`));
+      this.el.dataset.ready = "error";
+      return;
+    }
+    if (layout === null || this.disposed || token !== this.refreshes) return;
+    const laidOut = performance.now() - started;
     this.graph = { nodes, edges, hlo: c.hlo, layout, module: c.module, op: c.op };
     this.pinned = null;
     this.card.hidden = true;
-    this.draw();
     this.fit(true);
     const shown = layout.nodes.length;
-    this.title.textContent = `${c.op} in ${c.module} (computation ${c.computation}): ${shown} nodes, ` +
-      `${layout.clusters.length} fusion clusters, ${layout.edges.length} edges`;
-    this.status.textContent = `Laid out in ${(performance.now() - started).toFixed(0)} ms. Drag to pan, ` +
+    const where = c.whole ? `all of computation ${c.computation}` : `computation ${c.computation}`;
+    this.title.textContent = `${c.op} in ${c.module} (${where}): ${shown.toLocaleString()} nodes, ` +
+      `${layout.clusters.length} fusion clusters, ${layout.edges.length.toLocaleString()} edges`;
+    this.status.textContent = `Laid out in ${laidOut.toFixed(0)} ms${this.layouter.onThread ? " (on the page's thread: no worker could start)" : ""}; drawing…`;
+    const timing = await this.draw();
+    if (timing === null || token !== this.refreshes) return;
+    this.status.textContent = `Laid out in ${laidOut.toFixed(0)} ms, drawn in ${timing.drawn.toFixed(0)} ms` +
+      `${this.layouter.onThread ? " (on the page's thread: no worker could start)" : ""}. Drag to pan, ` +
       "wheel or W/S to zoom, A/D to pan, F to fit; hover a node for its numbers, click to pin its card.";
     if (!this.textPane.hidden) this.loadText();
-    this.el.dataset.ready = "1";
-    this.el.dataset.nodes = String(shown);
+    Object.assign(this.el.dataset, { nodes: String(shown), layoutMs: laidOut.toFixed(1),
+      firstDrawMs: timing.first.toFixed(1), drawnMs: timing.drawn.toFixed(1), ready: "1" });
   }
 
-  draw() {
+  /** Draws the graph in batches of one frame's budget (nodes first, then edges), so a large one
+   * never holds the page; resolves {first, drawn} (ms to the first batch, to the last), or null
+   * when a newer draw replaced it. */
+  async draw() {
+    const token = ++this.draws;
+    const started = performance.now();
     const { nodes, edges, layout } = this.graph;
     const op = this.graph.op;
     const base = palette(this.el).bg;
@@ -193,7 +233,8 @@ export class GraphView {
       e.stopPropagation();
       if (!this.dragged) this.toggle(g.dataset.name);
     }));
-    const lines = layout.edges.map(({ edge, points }) => {
+    // Element makers, called batch by batch below.
+    const lines = layout.edges.map(({ edge, points }) => () => {
       const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
       const end = points[points.length - 1];
       const prev = points[points.length - 2] ?? end;
@@ -204,7 +245,7 @@ export class GraphView {
         s("path", { d }), s("polygon", { points: `${end.x},${end.y} ${tip(0.4, 7)} ${tip(-0.4, 7)}` }));
     });
     this.nodeEls = new Map();
-    const boxes = layout.nodes.map((n) => {
+    const boxes = layout.nodes.map((n) => () => {
       const node = nodes[n.row];
       const fill = fillOf(node.time_share);
       const cls = ["xw-gv-node", fill ? "" : "xw-gv-untimed", node.name === op ? "xw-gv-centre" : ""].filter(Boolean).join(" ");
@@ -219,8 +260,22 @@ export class GraphView {
       this.nodeEls.set(node.name, g);
       return g;
     });
-    this.scene.replaceChildren(...clusters, ...lines, ...boxes);
+    const edgeLayer = s("g");
+    const nodeLayer = s("g");
+    this.scene.replaceChildren(...clusters, edgeLayer, nodeLayer);
+    const items = [...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])];
+    let first = null;
+    for (let i = 0; i < items.length;) {
+      const end = performance.now() + FRAME_BUDGET_MS;
+      do { items[i][0].append(items[i][1]()); i += 1; } while (i < items.length && performance.now() < end);
+      first ??= performance.now() - started;
+      if (i < items.length) {
+        await nextFrame();
+        if (token !== this.draws) return null;
+      }
+    }
     this.highlight();
+    return { first: first ?? 0, drawn: performance.now() - started };
   }
 
   // ---- pan and zoom ---------------------------------------------------------------------------
@@ -449,7 +504,7 @@ export class GraphView {
   graphParams() {
     const p = this.params();
     return { module: p.module, op: p.op, width: p.width, merge_fusions: p.merge_fusions,
-      toggled_fusions: p.toggled_fusions };
+      toggled_fusions: p.toggled_fusions, whole_module: p.whole_module };
   }
 
   toggleText() {
@@ -467,6 +522,20 @@ export class GraphView {
   async saveDot() {
     const answer = await request(this.model, "dot", this.graphParams(), { channel: "dot" });
     if (answer !== null) save(`${fileName(this.model.get("op"))}.dot`, answer.content.dot, "text/vnd.graphviz");
+  }
+
+  /** The module's HLO as XProf offers it (pb, pbtxt, short or long text), saved as a file. */
+  async saveHlo(kind) {
+    this.status.textContent = "Preparing the download…";
+    try {
+      const answer = await request(this.model, "download", { module: this.model.get("module"), kind }, { channel: "download" });
+      if (answer === null || this.disposed) return;
+      const { name, binary } = answer.content;
+      save(name, answer.buffers[0], binary ? "application/octet-stream" : "text/plain");
+      this.status.textContent = `Saved ${name}.`;
+    } catch (error) {
+      this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, error.message));
+    }
   }
 
   saveSvg() {

@@ -1,0 +1,67 @@
+// Layouts run in a Web Worker, newest wins: a layout asked while another runs ends the old
+// worker (dagre cannot be interrupted) and its promise resolves null. Where no worker can start
+// (a page whose policy forbids Blob workers) the layout runs on the page's thread instead.
+import { layout } from "./layout.js";
+import WORKER_SOURCE from "./worker.js?worker";
+
+export class Layouter {
+  constructor() {
+    this.worker = null;
+    this.url = null;
+    this.pending = null;
+    this.seq = 0;
+    this.onThread = false; // true once a worker failed to start: layouts run here
+  }
+
+  /** The layout of `nodes`/`edges` (layout.js's shape), or null when a newer one replaced it. */
+  run(nodes, edges, options) {
+    this.cancel();
+    if (!this.onThread && !this.start()) this.onThread = true;
+    if (this.onThread) return Promise.resolve(layout(nodes, edges, options));
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending = { id, resolve, reject };
+      this.worker.postMessage({ id, nodes, edges, options });
+    });
+  }
+
+  start() {
+    if (this.worker) return true;
+    try {
+      this.url ??= URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+      this.worker = new Worker(this.url);
+    } catch {
+      return false;
+    }
+    this.worker.onmessage = (event) => {
+      const call = this.pending;
+      if (!call || call.id !== event.data.id) return;
+      this.pending = null;
+      if (event.data.error) call.reject(new Error(event.data.error));
+      else call.resolve(event.data.layout);
+    };
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      const call = this.pending;
+      this.pending = null;
+      call?.reject(new Error(`layout worker: ${event.message || "failed"}`));
+    };
+    return true;
+  }
+
+  /** Ends the layout running now (its promise resolves null). */
+  cancel() {
+    if (!this.pending) return;
+    this.pending.resolve(null);
+    this.pending = null;
+    this.worker.terminate();
+    this.worker = null;
+  }
+
+  dispose() {
+    this.cancel();
+    this.worker?.terminate();
+    this.worker = null;
+    if (this.url) URL.revokeObjectURL(this.url);
+  }
+}
