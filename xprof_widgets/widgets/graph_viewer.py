@@ -32,7 +32,7 @@ from ..analysis.graph import (
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
-from ._base import RequestWidget, handler, jsonable
+from ._base import RequestWidget, handler
 
 MAX_WIDTH = 10
 MAX_DRAWN = 30_000
@@ -278,8 +278,21 @@ def _busiest_module(profile: Any, labels: list[str]) -> str:
 
 
 def _records(frame: pd.DataFrame, columns: list[str]) -> dict[str, list]:
-    """Columnar JSON of a frame (one list per column), NaN as null."""
-    return {c: jsonable(frame[c].to_numpy().tolist()) for c in columns}
+    """Columnar JSON of a frame (one list per column), NaN as null; by column, not by cell
+    (a whole module is tens of thousands of rows)."""
+    out: dict[str, list] = {}
+    for c in columns:
+        values = frame[c].to_numpy()
+        if values.dtype.kind in "biu":
+            out[c] = values.tolist()
+            continue
+        missing = pd.isna(values)
+        if values.dtype.kind == "f":
+            missing |= ~np.isfinite(values)
+        values = values.astype(object)
+        values[missing] = None
+        out[c] = values.tolist()
+    return out
 
 
 __all__ = ["GraphViewer", "default_op", "source_lines"]
