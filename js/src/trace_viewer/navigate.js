@@ -41,7 +41,9 @@ export const navigationMethods = {
       this.hitsLabel.textContent = "searching…";
       let answer;
       try {
-        answer = await request(this.model, "search", { pattern, regex, case: false, match: this.searchMatch }, {
+        // `match` only when one kind is asked for: a pod's search knows no kinds.
+        const params = { pattern, regex, case: false, ...(this.searchMatch === "any" ? {} : { match: this.searchMatch }) };
+        answer = await request(this.model, "search", params, {
           channel: "search", onBusy: () => (this.hitsLabel.textContent = "kernel busy…"),
         });
       } catch (error) {
@@ -56,7 +58,9 @@ export const navigationMethods = {
       if (!answer) return;
       const { content, buffers } = answer;
       const hits = { event: typed(buffers[0], Uint32Array), start: typed(buffers[1], Float64Array), track: typed(buffers[2], Uint32Array), truncated: content.truncated };
-      const marks = searchMarks(typed(buffers[3], Uint32Array), hits.track);
+      // A reply without name ids or kinds (a pod's) marks the hits' tracks only, offers no filter.
+      const marks = searchMarks(buffers[3] ? typed(buffers[3], Uint32Array) : [], hits.track);
+      this.matchSelect.hidden = !content.n_by;
       this.search = { pattern: text, match: this.searchMatch, hits, index: -1, marks };
       this.splitLabel.textContent = hitSplit(content.n_by);
       this.el.dataset.hitSplit = this.splitLabel.textContent;
