@@ -5,6 +5,7 @@ as a cluster, search + Enter centres on another op, and setting `op` from Python
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -166,3 +167,87 @@ def test_memory_viewer_card_opens_the_defining_instruction(app_fixture, request)
     assert graph.locator(".xw-gv-node.xw-gv-centre").get_attribute("data-name") == op
     assert "jit_f(12190760917235803885)" in graph.locator(".xw-gv-title").inner_text()
     harness.screenshot(graph, f"graph_viewer_from_memory_viewer_{app.server.app}")
+
+
+# A synthetic training module of 4,535 entry instructions beside the fixture's own (a real
+# profile with a module this large is hundreds of MB): the graph viewer reads modules from
+# the profile's HLO protos, so the test puts one there before the widget first lists them.
+BIG = f"""import xprof_widgets as xw
+from xprof_widgets.synthetic.hlo import build_hlo_proto
+from xprof_widgets.synthetic.program import layers_for, make_program
+p = xw.open_profile({str(TPU)!r})
+p._hosts[0].hlo_protos[1] = ("jit_big", build_hlo_proto(
+    make_program("jit_big", "tpu", layers_for(4000), 1, True, 1e14, 1e12)))
+p.__dict__.pop("hlo_modules", None)
+g = xw.GraphViewer(p, module="jit_big(1)", op="fusion.1332", width=2)
+g"""
+
+# Counts animation frames while the view lays out (data-ready="layout") and the longest gap
+# between two frames then: the page's own clock.
+FRAMES = """() => {
+  const el = document.querySelector('.xw-gv');
+  const rec = (window.__gvFrames = { frames: 0, gap: 0, start: null, end: null, last: null });
+  const tick = () => {
+    const now = performance.now();
+    const busy = el.dataset.ready === 'layout';
+    if (busy) {
+      rec.start ??= now;
+      if (rec.last !== null) rec.gap = Math.max(rec.gap, now - rec.last);
+      rec.frames += 1;
+      rec.last = now;
+    } else if (rec.start !== null && rec.end === null) {
+      rec.end = now;
+    }
+    if (rec.end === null) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_fixture,
+                                                                            request):
+    """Dagre on 340 nodes takes seconds: in its worker the page's animation frames keep
+    coming meanwhile. The whole module (fusions merged) draws every instruction of the entry
+    computation; the HLO downloads are the module's proto and texts."""
+    app = request.getfixturevalue(app_fixture)
+    page = app.open_and_run(app.notebook(f"graph_viewer_big_{app.server.app}.ipynb", [BIG]))
+    app.wait_ready(page, READY)
+    wait_op(page, "fusion.1332")
+    widget = page.locator(".xw-gv").first
+
+    page.evaluate(FRAMES)
+    harness.run_in_kernel(page, "g.merge_fusions, g.width = False, 6")
+    page.wait_for_function("() => window.__gvFrames.end !== null", timeout=120_000)
+    page.wait_for_selector(READY, timeout=60_000)
+    rec = page.evaluate("() => window.__gvFrames")
+    took = rec["end"] - rec["start"]
+    assert int(widget.get_attribute("data-nodes")) == int(harness.run_in_kernel(
+        page, "n = g.nodes(); print((~n['expanded']).sum())"))
+    # Laid out on the page's thread, one frame would span the whole layout.
+    assert took > 200 and rec["frames"] >= 5 and rec["gap"] < took / 2, rec
+    assert widget.locator(".xw-gv-cluster").count() > 0
+
+    widget.get_by_text("Whole module").click()
+    page.wait_for_function(
+        "() => { const el = document.querySelector(\".xw-gv[data-ready='1']\");"
+        " return el && el.querySelector('.xw-gv-title').textContent.includes('(all of computation'); }",
+        timeout=120_000)
+    assert kernel_says(page, "g.whole_module", "True") == "True"
+    expected = int(harness.run_in_kernel(page, "print(len(g.nodes()))"))
+    assert expected > 4000 and widget.locator(".xw-gv-node").count() == expected
+    assert widget.locator(".xw-gv-edge").count() == int(harness.run_in_kernel(
+        page, "print(len(g.edges()))"))
+    assert widget.locator("input[type=number]").is_disabled()  # no width for the whole module
+    harness.screenshot(widget, f"graph_viewer_whole_module_{app.server.app}")
+
+    for kind, method in [("pb", "g.download('pb')"), ("long_txt", "g.download('long_txt').encode()")]:
+        with page.expect_download() as info:
+            widget.locator("select[title^='download']").select_option(kind)
+        saved = info.value
+        assert saved.suggested_filename == f"jit_big(1).{'hlo_proto.pb' if kind == 'pb' else 'long.txt'}"
+        digest = harness.run_in_kernel(
+            page, f"import hashlib; print(hashlib.sha256({method}).hexdigest())").strip()
+        with open(saved.path(), "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == digest

@@ -23,7 +23,8 @@ const MIN_ZOOM = 0.02;
 const MAX_ZOOM = 8;
 const LINE_H = 14;
 const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its first node
-const FRAME_BUDGET_MS = 8; // drawing a large graph yields to the page after this much per frame
+const FRAME_BUDGET_MS = 10; // drawing a large graph yields to the page after this much per frame
+const SHOW_EVERY_MS = 300; // ... and shows what it has drawn this often
 const DOWNLOADS = [["pb", "HloProto (pb)"], ["pbtxt", "HloProto text (pbtxt)"],
   ["short_txt", "HLO text, short"], ["long_txt", "HLO text, long"]];
 
@@ -263,12 +264,21 @@ export class GraphView {
     const edgeLayer = s("g");
     const nodeLayer = s("g");
     this.scene.replaceChildren(...clusters, edgeLayer, nodeLayer);
+    // Elements are made into detached fragments, a frame's budget at a time, and attached
+    // every SHOW_EVERY_MS: each attach makes the page repaint every element drawn so far.
     const items = [...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])];
+    const pending = new Map([[nodeLayer, document.createDocumentFragment()], [edgeLayer, document.createDocumentFragment()]]);
+    const attach = () => { for (const [layer, part] of pending) layer.append(part); };
     let first = null;
+    let shown = started;
     for (let i = 0; i < items.length;) {
       const end = performance.now() + FRAME_BUDGET_MS;
-      do { items[i][0].append(items[i][1]()); i += 1; } while (i < items.length && performance.now() < end);
-      first ??= performance.now() - started;
+      do { pending.get(items[i][0]).append(items[i][1]()); i += 1; } while (i < items.length && performance.now() < end);
+      if (first === null || i === items.length || performance.now() - shown > SHOW_EVERY_MS) {
+        attach();
+        shown = performance.now();
+        first ??= shown - started;
+      }
       if (i < items.length) {
         await nextFrame();
         if (token !== this.draws) return null;
