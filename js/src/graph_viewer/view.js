@@ -134,6 +134,22 @@ export class GraphView {
     this.stage.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
     this.stage.addEventListener("pointerdown", (e) => this.dragStart(e));
     this.stage.addEventListener("click", (e) => { if (e.target === this.svg && !this.dragged) this.unpin(); });
+    // One listener each for every node (a whole module has tens of thousands): hover, leave, click.
+    const nodeOf = (target) => target?.closest?.(".xw-gv-node");
+    this.scene.addEventListener("mouseover", (e) => {
+      const g = nodeOf(e.target);
+      if (g && g !== nodeOf(e.relatedTarget) && this.pinned === null) this.showCard(Number(g.dataset.row));
+    });
+    this.scene.addEventListener("mouseout", (e) => {
+      const g = nodeOf(e.target);
+      if (g && g !== nodeOf(e.relatedTarget) && this.pinned === null && !this.card.contains(e.relatedTarget)) this.card.hidden = true;
+    });
+    this.scene.addEventListener("click", (e) => {
+      const g = nodeOf(e.target);
+      if (!g) return;
+      e.stopPropagation();
+      if (!this.dragged) this.pin(Number(g.dataset.row));
+    });
     this.syncControls();
   }
 
@@ -251,13 +267,10 @@ export class GraphView {
       const fill = fillOf(node.time_share);
       const cls = ["xw-gv-node", fill ? "" : "xw-gv-untimed", node.name === op ? "xw-gv-centre" : ""].filter(Boolean).join(" ");
       const top = n.y - n.height / 2;
-      const g = s("g", { class: cls, "data-name": node.name },
+      const g = s("g", { class: cls, "data-name": node.name, "data-row": n.row },
         s("rect", { x: n.x - n.width / 2, y: top, width: n.width, height: n.height, rx: 3, fill: fill ?? undefined }),
         n.lines.map((text, i) => s("text", { x: n.x, y: top + 4 + LINE_H * (i + 0.8), "text-anchor": "middle",
           class: i === 0 ? "xw-gv-name" : undefined }, text)));
-      g.addEventListener("mouseenter", () => { if (!this.pinned) this.showCard(n.row); });
-      g.addEventListener("mouseleave", (e) => { if (!this.pinned && !this.card.contains(e.relatedTarget)) this.card.hidden = true; });
-      g.addEventListener("click", (e) => { e.stopPropagation(); if (!this.dragged) this.pin(n.row); });
       this.nodeEls.set(node.name, g);
       return g;
     });
