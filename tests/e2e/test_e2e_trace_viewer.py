@@ -712,3 +712,42 @@ def test_search_labels_and_numbers_in_jupyterlab(lab):
 @pytest.mark.e2e
 def test_search_labels_and_numbers_in_notebook7(notebook7):
     check_search_labels_and_numbers(notebook7, "trace_h10_nb7")
+
+
+LONG_THREADS = ["tf_XLAEigen/-8948125363344516372",
+                "pyper:trainer:0:0 (4037) data loader worker thread pool · rank 1"]
+
+
+@pytest.mark.e2e
+def test_long_labels_shortened_with_the_full_name_on_hover(lab):
+    events = [{"ph": "M", "name": "process_name", "pid": 1,
+               "args": {"name": "trainer host with a long name · rank 1"}}]
+    for tid, name in enumerate(LONG_THREADS, start=1):
+        events.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid,
+                       "args": {"name": name}})
+        events += [{"ph": "X", "name": f"op{k}", "pid": 1, "tid": tid, "ts": 100 * k, "dur": 80}
+                   for k in range(10)]
+    path = lab.server.root / "long_labels.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    page, widget = open_viewer(lab, "trace_long_labels", repr(str(path)), height=200)
+    order = [t["name"] for t in tracks_of(page)]
+    assert sorted(order) == sorted(LONG_THREADS)
+    box = widget.locator("canvas").bounding_box()
+    # Narrowed to 150 px from the column's edge: the labels are cut in the middle to fit.
+    page.mouse.move(box["x"] + LABEL_W, box["y"] + 60)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 150, box["y"] + 60)
+    page.mouse.up()
+    assert wait_data(page, "labelWidth", "v === '150'") == "150"
+    harness.screenshot(widget, "trace_viewer_long_labels")
+    tip = widget.locator(".xw-tv-tip")
+    for k, name in enumerate(order):
+        page.mouse.move(box["x"] + 60, box["y"] + AXIS_H + SECTION_H + k * (DEPTH_H + 2 * TRACK_PAD) + 10)
+        tip.wait_for(state="visible", timeout=5_000)
+        page.wait_for_function("(name) => document.querySelector('.xw-tv-tip .xw-tv-tip-name')"
+                               "?.textContent === name", arg=name, timeout=5_000)
+    # The timeline starts at the new edge: a click there selects the first op.
+    click_at(page, widget, 150 + 12, AXIS_H + SECTION_H + 10)
+    page.wait_for_function(
+        "() => document.querySelector('.xw-tv-details .xw-tv-title')?.textContent === 'op0'",
+        timeout=10_000)
