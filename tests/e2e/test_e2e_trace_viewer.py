@@ -599,11 +599,8 @@ def wait_data(page, attr: str, predicate: str, timeout: int = 15_000) -> str:
     page.wait_for_function(
         f"() => {{ const v = document.querySelector('.xw-trace-viewer')?.dataset.{attr}; "
         f"return v !== undefined && ({predicate}); }}", timeout=timeout)
-    return page.locator(".xw-trace-viewer").get_attribute(f"data-{harness_attr(attr)}")
-
-
-def harness_attr(camel: str) -> str:
-    return "".join(f"-{c.lower()}" if c.isupper() else c for c in camel)
+    kebab = "".join(f"-{c.lower()}" if c.isupper() else c for c in attr)
+    return page.locator(".xw-trace-viewer").get_attribute(f"data-{kebab}")
 
 
 def check_search_labels_and_numbers(app, name: str) -> None:

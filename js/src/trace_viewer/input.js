@@ -78,7 +78,7 @@ export const inputMethods = {
     if (!drag) return;
     this.drag = null;
     if (this.stage.hasPointerCapture(e.pointerId)) this.stage.releasePointerCapture(e.pointerId);
-    if (drag.resize !== undefined) return;
+    if (drag.resize !== undefined) return this.ensureData();
     if (!drag.moved) return this.click(drag, e.ctrlKey || e.metaKey || e.shiftKey);
     if (this.tool === "zoom" && this.zoomBox) {
       const { start, end } = this.zoomBox;

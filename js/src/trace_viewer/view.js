@@ -184,7 +184,8 @@ export class TraceView {
     return Math.max(1, this.width - this.labelW);
   }
 
-  // The label column dragged to `px` wide (kept for the widget's other displays).
+  // The label column dragged to `px` wide (kept for the widget's other displays). The answer
+  // held is drawn scaled meanwhile; the drag's end asks for the new width's (ensureData).
   setLabelWidth(px) {
     const w = Math.round(Math.max(MIN_LABEL_W, Math.min(maxLabelWidth(this.width || 0), px)));
     if (w === this.labelW) return;
@@ -192,7 +193,6 @@ export class TraceView {
     labelWidths.set(this.model, w);
     this.el.dataset.labelWidth = String(w);
     this.requestDraw();
-    this.ensureData();
   }
 
   resize() {
