@@ -1,6 +1,6 @@
 """Graph Viewer scale: the neighbourhood of an op in a large synthetic HLO module.
 
-    python tests/bench/bench_graph.py [--instructions 20000] [--repeat 5]
+    python tests/bench/bench_graph.py [--instructions 20000] [--repeat 5] [--browser]
 
 A synthetic TPU training program (xprof_widgets/synthetic) with about --instructions
 instructions in its entry computation (fusion bodies come on top). Rows, each the median of
@@ -8,16 +8,29 @@ instructions in its entry computation (fusion bodies come on top). Rows, each th
 - cold: from the serialized HloProto to the first neighbourhood's nodes() and edges() (parse,
   scan, index of the op's computation, walk, rows);
 - warm: another op's neighbourhood on the indexed module, nodes() + edges() + to_dot();
-  width 3, fusions merged and expanded.
+  width 3, fusions merged and expanded; and the whole entry computation, fusions merged (the
+  view's `whole_module`: all its instructions, one row each);
+- layout: js/src/graph_viewer/layout.js on those graphs under Node.js (dagre up to 400 nodes, the
+  layered layout beyond), one run each;
+- with --browser, in real JupyterLab in headless Chromium (tests/e2e/harness.py), from the trait
+  change to the graph drawn, on the page's clock: the neighbourhood at width 3 end to end (kernel,
+  transfer, layout in the worker, draw), and the whole module: time to the first nodes drawn, to
+  the last, and the longest gap between two animation frames meanwhile.
 Nothing here asserts; the issue's target is 200 ms for width 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from common import table
 
@@ -47,6 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--instructions", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--browser", action="store_true",
+                        help="also time the view in JupyterLab (headless Chromium)")
     args = parser.parse_args()
     data = _module(args.instructions)
     proto = HloProto.FromString(data)
@@ -71,10 +86,139 @@ def main() -> None:
             warm.append((time.perf_counter() - wall, time.process_time() - cpu))
         rows.append([f"width 3, fusions {'merged' if merge else 'expanded'}", len(names), total,
                      shown, *_medians(cold), *_medians(warm)])
+    cold, warm = [], []
+    for _ in range(args.repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        graph = _graph(data)
+        whole = Neighbourhood(graph, ops[0], 3, True, whole=True)
+        whole.nodes()
+        whole.edges()
+        cold.append((time.perf_counter() - wall, time.process_time() - cpu))
+        wall, cpu = time.perf_counter(), time.process_time()
+        whole = Neighbourhood(graph, ops[1], 3, True, whole=True)
+        whole.nodes()
+        whole.edges()
+        warm.append((time.perf_counter() - wall, time.process_time() - cpu))
+    rows.append(["whole module, fusions merged", len(names), total, len(whole.nodes()),
+                 *_medians(cold), *_medians(warm)])
     print(table(["case", "entry instructions", "module instructions", "nodes shown",
                  "cold s", "cold CPU s", "warm s", "warm CPU s"], rows))
+    graph = _graph(data)
+    cases = [("width 3, fusions merged", Neighbourhood(graph, ops[0], 3, True)),
+             ("width 3, fusions expanded", Neighbourhood(graph, ops[0], 3, False)),
+             ("whole module, fusions merged", Neighbourhood(graph, ops[0], 3, True, whole=True))]
+    print(table(["layout under Node.js", "nodes", "edges", "layout", "ms"],
+                [[name, *_node_layout(nb)] for name, nb in cases]))
+    if args.browser:
+        print(table(["in JupyterLab (Chromium)", "nodes", "layout ms", "first nodes ms",
+                     "drawn ms", "longest frame gap ms"], _browser(data, ops[0])))
     print(f"load average {os.getloadavg()[0]:.1f}: CPU seconds are what wall seconds come to "
           "on an idle machine")
+
+
+LAYOUT_JS = Path(__file__).resolve().parents[2] / "js" / "src" / "graph_viewer" / "layout.js"
+NODE_TIMING = """
+import { readFileSync } from "node:fs";
+import { DAGRE_MAX, layout } from "%s";
+const { nodes, edges } = JSON.parse(readFileSync(process.argv[1], "utf8"));
+const t = performance.now();
+const out = layout(nodes, edges);
+const ms = performance.now() - t;
+console.log(JSON.stringify({ ms, edges: out.edges.length, dagre: nodes.length <= DAGRE_MAX }));
+"""
+
+
+def _node_layout(nb: Neighbourhood) -> list:
+    """[nodes, edges, which layout, ms] of the view's layout of `nb`, timed under Node.js."""
+    frame = nb.nodes()
+    nodes = frame.assign(fusion=frame["fusion"].where(frame["fusion"].notna(), None))
+    rows = nodes[["name", "opcode", "shape", "fusion", "expanded"]].to_dict("records")
+    edges = nb.edges().to_dict("records")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump({"nodes": rows, "edges": edges}, f)
+        f.flush()
+        done = subprocess.run([shutil.which("node") or "node", "--input-type=module", "-e",
+                               NODE_TIMING % LAYOUT_JS.as_uri(), f.name],
+                              check=True, capture_output=True, text=True)
+    out = json.loads(done.stdout)
+    return [int((~frame["expanded"]).sum()), out["edges"], "dagre" if out["dagre"] else "layered",
+            round(out["ms"], 1)]
+
+
+# The page's clock for one redraw: from data-ready "0" (the view asked the kernel) to "1" (the
+# last element drawn); the first nodes drawn (the first animation frame after the layout with a
+# node in the page); the longest gap between two animation frames from the start.
+WATCH = """() => {
+  const el = document.querySelector('.xw-gv');
+  const rec = (window.__gvBench = { start: null, laid: null, first: null, done: null, gap: 0 });
+  new MutationObserver(() => {
+    const now = performance.now();
+    const state = el.dataset.ready;
+    if (state === '0') rec.start ??= now;
+    if (state === 'layout' && rec.start !== null) rec.laid = 'busy';
+    else if (rec.laid === 'busy') rec.laid = now;
+    if (state === '1' && rec.start !== null) rec.done ??= now;
+  }).observe(el, { attributes: true, attributeFilter: ['data-ready'] });
+  let last = null;
+  const tick = () => {
+    const now = performance.now();
+    if (rec.start !== null) {
+      if (last !== null) rec.gap = Math.max(rec.gap, now - last);
+      last = now;
+      if (rec.first === null && typeof rec.laid === 'number'
+          && el.querySelector('.xw-gv-node')) rec.first = now;
+    }
+    if (rec.done === null || rec.first === null) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+
+
+def _browser(data: bytes, op: str) -> list[list]:
+    """Rows of the browser part: width 3 end to end, then the whole module."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    import harness
+    from playwright.sync_api import sync_playwright
+
+    chromium = harness.find_chromium()
+    if chromium is None:
+        raise SystemExit(f"no Chromium at {' or '.join(harness.CHROMIUM_PATHS)}")
+    subprocess.run([shutil.which("node") or "node", "build.mjs"], cwd=harness.REPO / "js",
+                   check=True, capture_output=True)
+    fixture = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        module = Path(tmp) / "big.pb"
+        module.write_bytes(data)
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                             args=harness.CHROMIUM_ARGS)
+        server = harness.JupyterServer("lab", Path(tmp) / "lab")
+        server.start()
+        try:
+            app = harness.NotebookApp(server, browser, harness.Timings())
+            cells = [(f"import xprof_widgets as xw\np = xw.open_profile({str(fixture)!r})\n"
+                      f"p._hosts[0].hlo_protos[1] = ('jit_big', open({str(module)!r}, 'rb').read())"
+                      "\np.__dict__.pop('hlo_modules', None)\n"
+                      f"g = xw.GraphViewer(p, module='jit_big(1)', op={op!r}, width=1)\ng")]
+            page = app.open_and_run(app.notebook("bench_graph.ipynb", cells))
+            app.wait_ready(page, ".xw-gv[data-ready='1']", timeout=300)
+            for name, change in [("width 3, fusions merged", "g.width = 3"),
+                                 ("whole module, fusions merged", "g.whole_module = True")]:
+                page.evaluate(WATCH)
+                harness.run_in_kernel(page, change)
+                page.wait_for_function("() => window.__gvBench.done !== null"
+                                       " && window.__gvBench.first !== null", timeout=600_000)
+                rec = page.evaluate("() => window.__gvBench")
+                el = page.locator(".xw-gv").first
+                rows.append([name, int(el.get_attribute("data-nodes")),
+                             float(el.get_attribute("data-layout-ms")),
+                             round(rec["first"] - rec["start"], 1) if rec["first"] else None,
+                             round(rec["done"] - rec["start"], 1), round(rec["gap"], 1)])
+            app.close()
+        finally:
+            server.stop()
+            browser.close()
+    return rows
 
 
 def _medians(runs: list[tuple[float, float]]) -> list[float]:

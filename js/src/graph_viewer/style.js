@@ -29,7 +29,7 @@ export const CSS = `
 .xw-gv-cluster text { font-size: 11px; fill: var(--xw-fg2); cursor: pointer; }
 .xw-gv-cluster text:hover { fill: var(--xw-accent); }
 .xw-gv-edge path { fill: none; stroke: var(--xw-fg2); stroke-width: 1; }
-.xw-gv-edge polygon { fill: var(--xw-fg2); }
+.xw-gv-edge path.xw-gv-head { fill: var(--xw-fg2); stroke: none; }
 .xw-gv-card { position: absolute; z-index: 5; max-width: 460px; padding: 6px 8px; background: var(--xw-panel);
   border: 1px solid var(--xw-border1); border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.18);
   pointer-events: auto; overflow-wrap: anywhere; }

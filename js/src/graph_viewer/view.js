@@ -24,7 +24,8 @@ const MAX_ZOOM = 8;
 const LINE_H = 14;
 const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its first node
 const FRAME_BUDGET_MS = 10; // drawing a large graph yields to the page after this much per frame
-const SHOW_EVERY_MS = 300; // ... and shows what it has drawn this often
+const SHOW_FIRST_MS = 300; // ... and shows what it has drawn after this long, then twice as long
+const BULK_EDGES = 1000;
 const DOWNLOADS = [["pb", "HloProto (pb)"], ["pbtxt", "HloProto text (pbtxt)"],
   ["short_txt", "HLO text, short"], ["long_txt", "HLO text, long"]];
 
@@ -251,16 +252,28 @@ export class GraphView {
       if (!this.dragged) this.toggle(g.dataset.name);
     }));
     // Element makers, called batch by batch below.
-    const lines = layout.edges.map(({ edge, points }) => () => {
-      const d = points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
+    const line = ({ points }) => points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
+    const head = ({ points }) => {
       const end = points[points.length - 1];
       const prev = points[points.length - 2] ?? end;
       const angle = Math.atan2(end.y - prev.y, end.x - prev.x);
       const tip = (a, r) => `${(end.x - r * Math.cos(angle + a)).toFixed(1)},${(end.y - r * Math.sin(angle + a)).toFixed(1)}`;
-      const e = edges[edge];
-      return s("g", { class: "xw-gv-edge" }, s("title", {}, `${e.source} → ${e.target} (operand ${e.operand_index}): ${e.shape}`),
-        s("path", { d }), s("polygon", { points: `${end.x},${end.y} ${tip(0.4, 7)} ${tip(-0.4, 7)}` }));
-    });
+      return `M${end.x.toFixed(1)},${end.y.toFixed(1)} L${tip(0.4, 7)} L${tip(-0.4, 7)} Z`;
+    };
+    // A large graph's edges go BULK_EDGES to one pair of paths (lines, heads), without a tooltip
+    // each: one element per edge costs seconds at tens of thousands.
+    const bulk = layout.edges.length > BULK_EDGES;
+    const lines = bulk
+      ? Array.from({ length: Math.ceil(layout.edges.length / BULK_EDGES) }, (_, b) => () => {
+        const part = layout.edges.slice(b * BULK_EDGES, (b + 1) * BULK_EDGES);
+        return s("g", { class: "xw-gv-edge xw-gv-edges", "data-count": part.length },
+          s("path", { d: part.map(line).join(" ") }), s("path", { class: "xw-gv-head", d: part.map(head).join(" ") }));
+      })
+      : layout.edges.map((placed) => () => {
+        const e = edges[placed.edge];
+        return s("g", { class: "xw-gv-edge", "data-count": 1 }, s("title", {}, `${e.source} → ${e.target} (operand ${e.operand_index}): ${e.shape}`),
+          s("path", { d: line(placed) }), s("path", { class: "xw-gv-head", d: head(placed) }));
+      });
     this.nodeEls = new Map();
     const boxes = layout.nodes.map((n) => () => {
       const node = nodes[n.row];
@@ -277,18 +290,20 @@ export class GraphView {
     const edgeLayer = s("g");
     const nodeLayer = s("g");
     this.scene.replaceChildren(...clusters, edgeLayer, nodeLayer);
-    // Elements are made into detached fragments, a frame's budget at a time, and attached
-    // every SHOW_EVERY_MS: each attach makes the page repaint every element drawn so far.
+    // Elements are made into detached fragments, a frame's budget at a time, and attached at
+    // doubling intervals: each attach makes the page repaint every element drawn so far.
     const items = [...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])];
     const pending = new Map([[nodeLayer, document.createDocumentFragment()], [edgeLayer, document.createDocumentFragment()]]);
     const attach = () => { for (const [layer, part] of pending) layer.append(part); };
     let first = null;
     let shown = started;
+    let wait = SHOW_FIRST_MS;
     for (let i = 0; i < items.length;) {
       const end = performance.now() + FRAME_BUDGET_MS;
       do { pending.get(items[i][0]).append(items[i][1]()); i += 1; } while (i < items.length && performance.now() < end);
-      if (first === null || i === items.length || performance.now() - shown > SHOW_EVERY_MS) {
+      if (first === null || i === items.length || performance.now() - shown > wait) {
         attach();
+        if (first !== null) wait *= 2;
         shown = performance.now();
         first ??= shown - started;
       }
@@ -573,7 +588,7 @@ export class GraphView {
     copy.prepend(s("style", {}, `text { font: 11px sans-serif; fill: #222; } .xw-gv-name { font-weight: 600; }
       .xw-gv-node rect { stroke: #999; } .xw-gv-untimed rect { fill: #eee; } .xw-gv-centre rect { stroke: #b71c1c; stroke-width: 3; }
       .xw-gv-cluster rect { fill-opacity: .35; stroke: #999; stroke-dasharray: 3 2; } .xw-gv-edge path { fill: none; stroke: #666; }
-      .xw-gv-edge polygon { fill: #666; }`));
+      .xw-gv-edge path.xw-gv-head { fill: #666; stroke: none; }`));
     save(`${fileName(this.model.get("op"))}.svg`, new XMLSerializer().serializeToString(copy), "image/svg+xml");
   }
 }
