@@ -119,6 +119,35 @@ def _walk(comp: _Computation, root: int, width: int) -> dict[int, int]:
     return nodes
 
 
+def _hops(comp: _Computation, root: int) -> np.ndarray:
+    """Hops from the root to every instruction along the walk's edges (a bitcast free, tuples
+    not walked into, no users of constants or of busy ops), -1 where it never arrives: one
+    0-1 breadth-first pass, each instruction expanded once (the whole computation's view)."""
+    hops = np.full(len(comp.names), -1, np.int64)
+    best = {root: 0}
+    work = deque([(root, 0)])
+    done = set()
+    opcodes = comp.opcodes
+    while work:
+        k, depth = work.popleft()
+        if k in done:
+            continue
+        done.add(k)
+        hops[k] = depth
+        nexts: list[tuple[int, int]] = []
+        if k == root or opcodes[k] != "tuple":
+            nexts += [(o, depth if opcodes[o] == "bitcast" or opcodes[k] == "bitcast" else depth + 1)
+                      for o in comp.operands(k).tolist() if o >= 0]
+        users = comp.users(k)
+        if opcodes[k] != "constant" and len(users) <= MAX_USERS_WALKED:
+            nexts += [(u, depth + 1) for u in users.tolist()]
+        for j, d in nexts:
+            if j not in done and d < best.get(j, d + 1):
+                best[j] = d
+                (work.appendleft if d == depth else work.append)((j, d))
+    return hops
+
+
 # ---- a module --------------------------------------------------------------------------------
 class ModuleGraph:
     """One HLO module's computations, indexed when first walked."""
@@ -238,8 +267,7 @@ class Neighbourhood:
         self.toggled = frozenset(toggled)
         self.whole = whole
         if whole:  # every instruction of the op's computation; hops where the walk reaches
-            reached = _walk(comp, root, len(comp.names))
-            walked = {k: reached.get(k, -1) for k in range(len(comp.names))}
+            walked = dict(enumerate(_hops(comp, root).tolist()))
             self.merge_fusions = merge_fusions = True
             self.toggled = frozenset()
         else:
