@@ -26,6 +26,7 @@ const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its fi
 const FRAME_BUDGET_MS = 10; // drawing a large graph yields to the page after this much per frame
 const SHOW_FIRST_MS = 300; // ... and shows what it has drawn after this long, then twice as long
 const BULK_EDGES = 1000;
+const CULL_NODES = 2000; // a larger graph is drawn around the view only
 const DOWNLOADS = [["pb", "HloProto (pb)"], ["pbtxt", "HloProto text (pbtxt)"],
   ["short_txt", "HLO text, short"], ["long_txt", "HLO text, long"]];
 
@@ -212,6 +213,7 @@ export class GraphView {
     this.graph = { nodes, edges, hlo: c.hlo, layout, module: c.module, op: c.op };
     this.pinned = null;
     this.card.hidden = true;
+    this.culled = false; // until draw() knows the new graph's size
     this.fit(true);
     const shown = layout.nodes.length;
     const where = c.whole ? `all of computation ${c.computation}` : `computation ${c.computation}`;
@@ -251,7 +253,7 @@ export class GraphView {
       e.stopPropagation();
       if (!this.dragged) this.toggle(g.dataset.name);
     }));
-    // Element makers, called batch by batch below.
+    // Element makers, called batch by batch by paint().
     const line = ({ points }) => points.map((p, i) => `${i ? "L" : "M"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
     const head = ({ points }) => {
       const end = points[points.length - 1];
@@ -290,10 +292,66 @@ export class GraphView {
     const edgeLayer = s("g");
     const nodeLayer = s("g");
     this.scene.replaceChildren(...clusters, edgeLayer, nodeLayer);
-    // Elements are made into detached fragments, a frame's budget at a time, and attached at
-    // doubling intervals: each attach makes the page repaint every element drawn so far.
-    const items = [...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])];
-    const pending = new Map([[nodeLayer, document.createDocumentFragment()], [edgeLayer, document.createDocumentFragment()]]);
+    this.layers = { nodeLayer, edgeLayer };
+    this.culled = layout.nodes.length > CULL_NODES;
+    if (!this.culled) return this.paint([...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])], token, started);
+    // A graph this large is drawn where the view is (a screen around it), the rest as panning
+    // and zooming bring it in: the page never holds tens of thousands of elements it does not show.
+    this.drawnNodes = new Uint8Array(layout.nodes.length);
+    this.drawnEdges = new Uint8Array(layout.edges.length);
+    this.boxMakers = boxes;
+    this.edgeBoxes = layout.edges.map(({ points }) => {
+      let x0 = Infinity; let y0 = Infinity; let x1 = -Infinity; let y1 = -Infinity;
+      for (const p of points) { x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y); }
+      return [x0, y0, x1, y1];
+    });
+    this.bulkEdges = (list) => () => s("g", { class: "xw-gv-edge xw-gv-edges", "data-count": list.length },
+      s("path", { d: list.map(line).join(" ") }), s("path", { class: "xw-gv-head", d: list.map(head).join(" ") }));
+    return this.paint(this.newlyVisible(), token, started);
+  }
+
+  /** Makers of the nodes and edges within a screen of the view not drawn yet (marked drawn). */
+  newlyVisible() {
+    const { x, y, k } = this.view;
+    const W = this.stage.clientWidth || 800;
+    const H = this.stage.clientHeight || 560;
+    const x0 = (-x - W) / k; const x1 = (2 * W - x) / k;
+    const y0 = (-y - H) / k; const y1 = (2 * H - y) / k;
+    const { nodes: placed, edges: lines } = this.graph.layout;
+    const items = [];
+    placed.forEach((n, i) => {
+      if (this.drawnNodes[i] || n.x + n.width / 2 < x0 || n.x - n.width / 2 > x1 || n.y + n.height / 2 < y0 || n.y - n.height / 2 > y1) return;
+      this.drawnNodes[i] = 1;
+      items.push([this.layers.nodeLayer, this.boxMakers[i]]);
+    });
+    let bunch = [];
+    this.edgeBoxes.forEach((b, i) => {
+      if (this.drawnEdges[i] || b[2] < x0 || b[0] > x1 || b[3] < y0 || b[1] > y1) return;
+      this.drawnEdges[i] = 1;
+      bunch.push(lines[i]);
+      if (bunch.length === BULK_EDGES) { items.push([this.layers.edgeLayer, this.bulkEdges(bunch)]); bunch = []; }
+    });
+    if (bunch.length) items.push([this.layers.edgeLayer, this.bulkEdges(bunch)]);
+    return items;
+  }
+
+  /** Draws what panning or zooming brought into view, once per frame at most. */
+  drawInView() {
+    if (!this.culled || this.cullQueued) return;
+    this.cullQueued = true;
+    requestAnimationFrame(() => {
+      this.cullQueued = false;
+      if (this.culled && this.graph) this.paint(this.newlyVisible(), this.draws, performance.now());
+    });
+  }
+
+  /** Makes `items` ([layer, maker]) into detached fragments a frame's budget at a time and
+   * attaches them at doubling intervals (each attach repaints every element drawn so far);
+   * resolves {first, drawn} (ms to the first batch shown, to the last), or null when a newer
+   * draw replaced this one. */
+  async paint(items, token, started) {
+    const pending = new Map([[this.layers.nodeLayer, document.createDocumentFragment()],
+      [this.layers.edgeLayer, document.createDocumentFragment()]]);
     const attach = () => { for (const [layer, part] of pending) layer.append(part); };
     let first = null;
     let shown = started;
@@ -321,6 +379,7 @@ export class GraphView {
     const { x, y, k } = this.view;
     this.scene.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(4)})`);
     if (this.pinned !== null) this.placeCard(this.pinned);
+    this.drawInView();
   }
 
   /** Fits the whole graph; `onOp`: a large graph opens at reading size around the op instead. */
