@@ -469,7 +469,7 @@ export class GraphView {
       ["framework op", node.op_name || fmt.DASH], ["source", node.source || fmt.DASH],
     ];
     const buttons = [
-      node.opcode === "fusion" && !node.expanded
+      node.opcode === "fusion" && !node.expanded && !this.model.get("whole_module") // fusions stay merged there
         ? h("button", { type: "button", onclick: () => this.toggle(node.name) }, "Expand fusion") : null,
       node.name !== this.graph.op && !node.expanded
         ? h("button", { type: "button", onclick: () => this.set({ op: node.name }) }, "Centre graph here") : null,
