@@ -274,3 +274,15 @@ def test_downloads_are_the_profiles_proto_its_text_format_and_the_module_text():
     assert buffers[0].decode() == g.download("pbtxt")
     with pytest.raises(ValueError, match="kind must be one of"):
         g.download("svg")
+
+
+def test_widget_whole_module_answers_every_instruction_of_the_computation():
+    g = xw.GraphViewer(str(TPU), op="broadcast_add_fusion.2", whole_module=True)
+    answer = g._graph(g.module, g.op, 0, False, False, [], True)
+    entry = graph.module_graph(g.profile, g.module).entry()
+    assert answer["whole"] and answer["nodes"]["name"] == entry.names
+    assert not any(answer["nodes"]["expanded"]) and len(answer["hlo"]) == len(entry.names)
+    assert len(g.nodes()) == len(entry.names)  # the trait, from Python
+    dot = g._dot(g.module, g.op, 0, False, [], True)["dot"]
+    assert all(f'"{name}" [' in dot for name in entry.names)
+    assert g._graph(g.module, g.op, 0, True, False, [], False)["nodes"]["name"] == [g.op]
