@@ -1,7 +1,8 @@
 // The Graph Viewer's layout: operands above users, fusion bodies inside their clusters.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph, rowsOf, shareFill } from "../src/graph_viewer/layout.js";
+import { rowsOf, shareFill } from "../src/graph_viewer/fill.js";
+import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph } from "../src/graph_viewer/layout.js";
 
 const NODES = rowsOf({
   name: ["p0", "fusion.1", "param_0.1", "exp.1", "add.2"],

@@ -1,8 +1,21 @@
 // Layouts run in a Web Worker, newest wins: a layout asked while another runs ends the old
 // worker (dagre cannot be interrupted) and its promise resolves null. Where no worker can start
-// (a page whose policy forbids Blob workers) the layout runs on the page's thread instead.
-import { layout } from "./layout.js";
+// (a page whose policy forbids Blob workers) the worker's own code runs on the page's thread
+// instead, so the bundle carries the layout (dagre) once.
 import WORKER_SOURCE from "./worker.js?worker";
+
+/** The worker's code run on this thread: a function from a request to its reply. */
+function onThisThread() {
+  const scope = { postMessage: (data) => scope.reply(data) };
+  new Function("self", WORKER_SOURCE)(scope); // eslint-disable-line no-new-func
+  return (request) => {
+    let reply;
+    scope.reply = (data) => (reply = data);
+    scope.onmessage({ data: request });
+    if (reply.error) throw new Error(reply.error);
+    return reply.layout;
+  };
+}
 
 export class Layouter {
   constructor() {
@@ -17,7 +30,10 @@ export class Layouter {
   run(nodes, edges, options) {
     this.cancel();
     if (!this.onThread && !this.start()) this.onThread = true;
-    if (this.onThread) return Promise.resolve(layout(nodes, edges, options));
+    if (this.onThread) {
+      this.here ??= onThisThread();
+      return Promise.resolve().then(() => this.here({ id: 0, nodes, edges, options }));
+    }
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };

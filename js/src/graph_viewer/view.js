@@ -10,7 +10,7 @@ import { isTextField, ownKeys } from "../lib/keys.js";
 import { linkButton } from "../lib/links.js";
 import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
-import { rowsOf, shareFill } from "./layout.js";
+import { rowsOf, shareFill } from "./fill.js";
 import { Layouter } from "./offthread.js";
 import { CSS } from "./style.js";
 
