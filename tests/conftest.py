@@ -17,6 +17,7 @@ REFERENCES = {  # what the differential and browser tests compare with, and how 
     "hta": ("HolisticTraceAnalysis, the reference for PyTorch traces",
             "pip install holistictraceanalysis"),
     "playwright": ("Playwright, which drives the browser tests", "pip install playwright"),
+    "marimo": ("marimo, the third notebook the browser tests draw in", "pip install marimo"),
 }
 CHROMIUM = "/usr/bin/chromium"
 
