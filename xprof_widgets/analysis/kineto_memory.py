@@ -77,16 +77,8 @@ class DeviceMemory(AllocatorMemory):
         allocations of the trace are live at the peak."""
         s = self.snapshots
         at = s.iloc[self.peak]
-        activity = s["activity"].to_numpy()
         return {
-            "host": self.host, "memory_id": self.memory_id,
-            "num_allocs": int((activity == ALLOCATION).sum()),
-            "num_deallocs": int((activity == DEALLOCATION).sum()),
-            "capacity_bytes": int(at["in_use_bytes"] + at["free_memory_bytes"]),
-            "peak_bytes": int(at["in_use_bytes"]), "peak_heap_bytes": int(at["in_use_bytes"]),
-            "peak_stack_bytes": 0, "peak_free_bytes": int(at["free_memory_bytes"]),
-            "peak_fragmentation": float("nan"), "peak_time_us": float(at["time_us"]),
-            "peak_step": int(at["step"]), "lifetime_peak_bytes": int(at["in_use_bytes"]),
+            **super().summary(),  # heap = in use, stack 0, fragmentation NaN in these snapshots
             "peak_reserved_bytes": int(at["reserved_bytes"]),
             "max_reserved_bytes": int(s["reserved_bytes"].max()),
             "live_allocations": len(live_rows(s, self.peak)),
