@@ -10,7 +10,9 @@ from test_trace_viewer_widget import ask
 from traitlets.config import Config
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.compare_rows import match_rows, stem
 from xprof_widgets.widgets.compare import Compare
+from xprof_widgets.widgets.trace_viewer import summarize
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "compare"
 SLOW, FAST = PAIRS / "loader_slow.xplane.pb", PAIRS / "loader_fast.xplane.pb"
@@ -137,3 +139,88 @@ def test_the_step_chart_is_a_valid_bokeh_document(cmp):
     assert {"VBar", "HoverTool", "Legend"} <= {m["name"] for m in models}
     for m in models:
         assert not set(m["attributes"]) - set(known[m["name"]].properties()), m["name"]
+
+
+def drawn_rows(viewer) -> list[tuple]:
+    """What a timeline lists top to bottom, as layout.js reads the summary: each track's
+    section, kind and height (its max depth)."""
+    t = viewer._summary["tracks"]
+    return list(zip(t["section"], t["kind"], t["max_depth"], strict=True))
+
+
+def test_both_timelines_list_the_same_rows_in_the_same_order(cmp):
+    rows = cmp.rows()
+    assert drawn_rows(cmp.before) == drawn_rows(cmp.after) and len(rows) == 5
+    for side, viewer in (("before", cmp.before), ("after", cmp.after)):
+        ids = viewer._summary["tracks"]["id"]
+        real = [i for i in ids if i >= 0]  # every drawn track of the run once, none invented
+        assert sorted(real) == sorted(summarize(viewer.profile)["tracks"]["id"])
+        assert [i for i in ids if i < 0] == [i for i, t in zip(ids, rows[f"track_{side}"],
+                                                               strict=True) if t < 0]
+    names = {side: viewer._summary["tracks"]["name"] for side, viewer in
+             (("before", cmp.before), ("after", cmp.after))}
+    # The Eigen threads pair by their name's stem, busiest first; python by its name; the fast
+    # run's second PjRt client thread is an empty row in before, named so.
+    assert [n.split("/")[0] for n in names["before"]] == [n.split("/")[0] for n in names["after"]]
+    assert names["before"][:2] == ["tf_XLAEigen/-9019038718237517716", "tf_XLAEigen/2111072946349704860"]
+    assert names["after"][:2] == ["tf_XLAEigen/-4085716090227782279", "tf_XLAEigen/2708611526303757588"]
+    assert rows["matched_by"].tolist() == ["stem", "stem", "name", "stem", "after only"]
+    assert names["before"][4] == "tf_XLAPjRtCpuClient/4471485703699184993 · only in after"
+
+
+def test_an_empty_row_asks_for_nothing_and_answers_no_events(cmp):
+    ids = cmp.before._summary["tracks"]["id"]
+    content, _ = ask(cmp.before, "window", start_us=0, end_us=1e5, width_px=800, tracks=ids,
+                     collapsed=[-7])
+    assert [t[0] for t in content["tracks"]] == sorted(i for i in ids if i >= 0)
+    box, _ = ask(cmp.before, "select_box", start_us=0, end_us=1e9,
+                 rows=[[i, 0, 9] for i in ids])
+    assert len(box["events"]) == sum(cmp.before._summary["tracks"]["n_events"])
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("tf_keras_cpu_slow_map.xplane.pb", "tf_keras_cpu_fast.xplane.pb"),
+    ("synthetic_tpu.xplane.pb", "tpu_v6e_inference.xplane.pb"),
+    ("compare/batch_small.xplane.pb", "compare/batch_large.xplane.pb"),
+])
+def test_rows_match_by_name_first_then_stem_on_real_pairs(before, after):
+    b, a = (xw.open_profile(PAIRS.parent / name) for name in (before, after))
+    rows = match_rows(b, a)
+    for side, profile in (("before", b), ("after", a)):
+        tracks = rows[f"track_{side}"]
+        assert sorted(tracks[tracks >= 0]) == sorted(summarize(profile)["tracks"]["id"])
+    named = rows[rows["matched_by"] == "name"]
+    assert (named["name_before"] == named["name_after"]).all() and len(named)
+    stems = rows[rows["matched_by"] == "stem"]
+    assert (stems["name_before"].map(stem) == stems["name_after"].map(stem)).all()
+    assert not (stems["name_before"] == stems["name_after"]).any()
+    # A row of one side only is empty on the other, and no row of the other side only in its
+    # section has its kind and stem (it would have paired).
+    groups = {}
+    for side, other in (("before", "after"), ("after", "before")):
+        alone = rows[rows["matched_by"] == f"{side} only"]
+        assert (alone[f"track_{other}"] == -1).all() and (alone[f"name_{other}"] == "").all()
+        groups[side] = set(zip(alone["section"], alone["kind"], alone[f"name_{side}"].map(stem),
+                               strict=True))
+    assert not groups["before"] & groups["after"]
+
+
+def test_the_keras_pair_keeps_threads_of_one_id_on_one_row():
+    rows = match_rows(*(xw.open_profile(PAIRS.parent / n) for n in
+                        ("tf_keras_cpu_slow_map.xplane.pb", "tf_keras_cpu_fast.xplane.pb")))
+    by_name = rows.set_index("name_before")
+    assert by_name.loc["tf_Compute/2419017410424709277", "name_after"] == \
+        "tf_Compute/2419017410424709277"
+    assert by_name.loc["python", "matched_by"] == "name"
+    assert (rows["matched_by"] == "before only").sum() == 1  # slow_map has one more iterator thread
+
+
+def test_a_device_only_in_one_run_is_an_empty_section_on_the_other():
+    cmp = Compare(xw.open_profile(PAIRS.parent / "jax_cpu_demo.xplane.pb"),
+                  xw.open_profile(PAIRS.parent / "synthetic_tpu.xplane.pb"))
+    rows = cmp.rows()
+    sections = cmp.before._summary["sections"]
+    tpu = [(i, n) for i, n in zip(sections["id"], sections["name"], strict=True) if "TPU" in n]
+    assert len(tpu) == 4 and all(i < 0 and n.endswith(" · only in after") for i, n in tpu)
+    assert drawn_rows(cmp.before) == drawn_rows(cmp.after)
+    assert set(rows.loc[rows["section_before"] == -1, "matched_by"]) == {"after only"}

@@ -13,6 +13,11 @@ table for another grouping on request.
     cmp.ops(), cmp.steps(), cmp.memory(), cmp.buffers()
     cmp.trace_diff()           # two PyTorch traces: ops and kernels by name, as HTA's TraceDiff
     cmp.align(3)               # both traces on step 3 (at first: cmp.comparison.most_changed_step())
+    cmp.rows()                 # the timelines' rows: which thread of before is drawn beside which of after
+
+Both timelines draw the same rows in the same order (analysis/compare_rows.py): threads matched
+by section and name, or by name stem where only their ids differ; a row one run lacks is drawn
+empty on its side, named "... · only in before/after".
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ import pandas as pd
 import traitlets
 
 from ..analysis.compare import FLOOR_US, GROUPINGS, MAIN_SPACE, THRESHOLD, Comparison, K
+from ..analysis.compare_rows import match_rows
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import columnar
+from .compare_traces import MatchedTraceViewer
 from .trace_viewer import TraceViewer
 
 BEFORE_COLOR, AFTER_COLOR = "#4e79a7", "#f28e2b"
@@ -97,8 +104,9 @@ class Compare(ipywidgets.VBox):
         super().__init__(**kwargs)
         self.comparison = Comparison(before, after, threshold, floor_us, k)
         self.view = CompareView(self.comparison)
-        self.before = TraceViewer(before, height=trace_height)
-        self.after = TraceViewer(after, height=trace_height)
+        self._rows = match_rows(before, after)
+        self.before = MatchedTraceViewer(before, self._rows, "before", height=trace_height)
+        self.after = MatchedTraceViewer(after, self._rows, "after", height=trace_height)
         self.trace_label = ipywidgets.HTML()
         self._offset_us = 0.0
         self._linking = False
@@ -127,6 +135,11 @@ class Compare(ipywidgets.VBox):
 
     def kernels(self) -> pd.DataFrame:
         return self.comparison.kernels()
+
+    def rows(self) -> pd.DataFrame:
+        """The rows both timelines draw, top to bottom: which track of before is beside which
+        of after and how they were matched (`analysis.compare_rows.match_rows`)."""
+        return self._rows.copy()
 
     def trace_diff(self, device: str = "all", rank_before: int | list[int] | None = None,
                    rank_after: int | list[int] | None = None,
