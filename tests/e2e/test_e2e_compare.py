@@ -9,9 +9,12 @@ import json
 import harness
 import pytest
 
+from xprof_widgets.analysis.compare_rows import stem
+
 PAIRS = harness.REPO / "tests" / "data" / "compare"
 HTA_DIFF = harness.REPO / "tests" / "data" / "public" / "hta" / "trace_diff"
 READY = ".xw-compare[data-ready='1']"
+AXIS_H, SECTION_H, DEPTH_H, TRACK_PAD = 30, 24, 18, 3  # js/src/trace_viewer/layout.js
 TRACES_READY = ("() => document.querySelectorAll(\".xw-trace-viewer[data-ready='1']\").length "
                 "=== 2")
 
@@ -191,3 +194,43 @@ def test_two_pytorch_traces(request, app_name):
     table.locator("select[data-facet='device']").select_option("")
     page.set_viewport_size({"width": 1280, "height": 1400})
     harness.screenshot(widget, f"compare_kineto_ops_{app_name}")
+
+
+ROW_LABELS = """(viewer) => viewer.querySelector('.xw-tv-tip:not([hidden]) .xw-tv-tip-name')?.textContent"""
+
+
+@pytest.mark.e2e
+def test_both_timelines_list_the_same_rows_in_the_same_order(lab):
+    """The loader pair's threads under new ids and in another order: each row of before sits
+    beside its match in after (the label column read row by row through its hover names), and
+    the thread only the fast run has is an empty row in before, named so."""
+    cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(PAIRS / 'loader_slow.xplane.pb')!r}, "
+              f"{str(PAIRS / 'loader_fast.xplane.pb')!r}, trace_height=520)\ncmp")]
+    page = lab.open_and_run(lab.notebook("compare_rows.ipynb", cells))
+    lab.wait_ready(page, READY)
+    page.wait_for_function(TRACES_READY, timeout=60_000)
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    traces = page.locator(".xw-cmp-traces")
+    traces.scroll_into_view_if_needed()
+    summaries = kernel(page, "[v._summary['tracks'] for v in (cmp.before, cmp.after)]")
+    heights = [(d + 1) * DEPTH_H + 2 * TRACK_PAD for d in summaries[0]["max_depth"]]
+    assert heights == [(d + 1) * DEPTH_H + 2 * TRACK_PAD for d in summaries[1]["max_depth"]]
+    labels = []
+    for index in range(2):
+        viewer = page.locator(".xw-trace-viewer").nth(index)
+        viewer.scroll_into_view_if_needed()
+        box = viewer.locator(".xw-tv-stage canvas").first.bounding_box()
+        seen, y = [], AXIS_H + SECTION_H
+        for height in heights:
+            page.mouse.move(box["x"] + 60, box["y"] + y + 8)
+            page.wait_for_function(f"(v) => ({ROW_LABELS})(v)", arg=viewer.element_handle(),
+                                   timeout=5_000)
+            seen.append(page.evaluate(ROW_LABELS, viewer.element_handle()))
+            page.mouse.move(box["x"] + 60, box["y"] + 2)  # off the labels: the tip goes
+            y += height
+        labels.append(seen)
+    assert labels == [s["name"] for s in summaries]
+    stems = [[stem(name).split(" · only in")[0] for name in side] for side in labels]
+    assert stems[0] == stems[1]
+    assert labels[0][-1].endswith(" · only in after") and labels[1][-1].startswith("tf_XLAPjRtCpuClient/")
+    harness.screenshot(traces, "compare_same_rows")

@@ -219,20 +219,6 @@ def test_the_suite_opens_an_op_in_the_graph_viewer():
     assert suite.tool("op").name_filter == r"^copy\-done\.1$"
 
 
-def test_source_lines_where_the_file_is_here_and_where_it_is_not(tmp_path):
-    from xprof_widgets.widgets.graph_viewer import source_lines
-
-    code = tmp_path / "step.py"
-    code.write_text("".join(f"line {i}\n" for i in range(1, 21)))
-    answer = source_lines(f"{code}:10", around=2)
-    assert (answer["first"], answer["line"]) == (8, 10)
-    assert answer["lines"] == ["line 8", "line 9", "line 10", "line 11", "line 12"]
-    assert source_lines(f"{code}:1", around=2)["lines"] == ["line 1", "line 2", "line 3"]
-    gone = source_lines("experimental/users/someone/train.py:29")
-    assert gone["line"] == 29 and "not on this machine" in gone["missing"]
-    assert source_lines("")["missing"] == "no file:line to read"
-
-
 def test_whole_computation_fusions_merged_with_hops_where_the_walk_reaches():
     g = module_of([("k", "constant", []), ("p", "parameter", []), *ENTRY[1:],
                    ("z", "add", ["out", "out"])], FUSED)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -184,6 +184,16 @@ def scan_buffer_assignment(data: bytes, where: str) -> BufferAssignment:
     return BufferAssignment(data, buf, cols[0], shape_index[:n_si], *cols[1:])
 
 
+class SourceFrame(NamedTuple):
+    """One frame of an op's source stack: where in the user's code (line and column -1 when
+    unknown, function '' when not recorded)."""
+
+    file: str
+    line: int
+    column: int = -1
+    function: str = ""
+
+
 class IdIndex:
     """Rows of ids (-1 where absent; a repeated id maps to its last row, like a map insert).
 
@@ -302,17 +312,41 @@ class HloModule:
         s, e = self._header[4:6]
         return StackFrameIndexProto.FromString(self._data[s:e] if s >= 0 else b"")
 
+    def _frame(self, frame_id: int) -> tuple[SourceFrame, int] | None:
+        """(the frame, its parent's id) of a 1-based stack frame id; None past the index. A
+        location or name the index lacks reads as line -1 / '' (as XProf reads it)."""
+        index = self._stack_frames
+        if not 0 < frame_id <= len(index.stack_frames):
+            return None
+        frame = index.stack_frames[frame_id - 1]
+        file, function, line, column = "", "", -1, -1
+        if 0 < frame.file_location_id <= len(index.file_locations):
+            loc = index.file_locations[frame.file_location_id - 1]
+            line, column = loc.line, loc.column
+            if 0 < loc.file_name_id <= len(index.file_names):
+                file = index.file_names[loc.file_name_id - 1]
+            if 0 < loc.function_name_id <= len(index.function_names):
+                function = index.function_names[loc.function_name_id - 1]
+        return SourceFrame(file, line, column, function), frame.parent_frame_id
+
+    def stack_of(self, instruction: Any) -> list[SourceFrame]:
+        """The instruction's stack trace from the module's stack frame index, innermost frame
+        first; [] when the module carries none for it. A cycle of parents ends the walk."""
+        frames: list[SourceFrame] = []
+        seen: set[int] = set()
+        frame_id = instruction.metadata.stack_frame_id
+        while frame_id not in seen and (hit := self._frame(frame_id)) is not None:
+            seen.add(frame_id)
+            frame, frame_id = hit
+            frames.append(frame)
+        return frames
+
     def source_of(self, instruction: Any) -> str:
         """`file:line` of an instruction: the innermost frame of its stack trace when the module
         carries one (as XProf shows), else OpMetadata source_file/source_line; '' if neither."""
-        frames = self._stack_frames
-        frame_id = instruction.metadata.stack_frame_id
-        if 0 < frame_id <= len(frames.stack_frames):
-            loc_id = frames.stack_frames[frame_id - 1].file_location_id
-            if 0 < loc_id <= len(frames.file_locations):
-                loc = frames.file_locations[loc_id - 1]
-                if 0 < loc.file_name_id <= len(frames.file_names) and loc.line:
-                    return f"{frames.file_names[loc.file_name_id - 1]}:{loc.line}"
+        hit = self._frame(instruction.metadata.stack_frame_id)
+        if hit is not None and hit[0].file and hit[0].line > 0:
+            return f"{hit[0].file}:{hit[0].line}"
         meta = instruction.metadata
         return f"{meta.source_file}:{meta.source_line}" if meta.source_file else ""
 
@@ -337,7 +371,7 @@ class HloModule:
 
 
 __all__ = [
-    "BufferAssignment", "HloModule", "IdIndex", "StackFrameIndexProto", "decode_hlo_proto",
-    "layout_to_string", "scan_buffer_assignment", "shape_to_string", "split_hlo_proto",
+    "BufferAssignment", "HloModule", "IdIndex", "SourceFrame", "StackFrameIndexProto",
+    "decode_hlo_proto", "layout_to_string", "scan_buffer_assignment", "shape_to_string", "split_hlo_proto",
     "subshape", "type_name", "unpadded_bytes",
 ]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.source import event_stack, frames_json
 from ..profile.model import PS_PER_US
 from . import _lod
 
@@ -88,6 +89,7 @@ def details(index: TraceIndex, event: int) -> dict[str, Any]:
         "metadata_stats": json_value(profile.metadata_stats(event)),
         "flows_in": _flow_ends(index, index.flows.from_event[flows_in]),
         "flows_out": _flow_ends(index, index.flows.to_event[flows_out]),
+        "source_stack": frames_json(event_stack(profile, event)),
     }
 
 

@@ -29,6 +29,7 @@ from ..analysis.graph import (
     neighbourhood,
     op_metrics,
 )
+from ..analysis.source import op_stack, op_stacks, source_answer, stack_text
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
@@ -40,7 +41,6 @@ MAX_DRAWN = 30_000
 layout of our own beyond) and drawn in batches, a graph this large takes seconds; beyond it the
 SVG alone would take the page's memory (docs/graph_viewer.md, Scale)."""
 SEARCH_HITS = 20
-SOURCE_CONTEXT = 4  # lines shown either side of a source line
 _NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
                 "time_share", "flops", "bytes_accessed", "source", "op_name"]
 
@@ -120,8 +120,12 @@ class GraphViewer(RequestWidget):
                              frozenset(self.toggled_fusions), self.whole_module)
 
     def nodes(self) -> pd.DataFrame:
-        """One row per instruction drawn; see `Neighbourhood.nodes`."""
-        return self.neighbourhood().nodes()
+        """One row per instruction drawn; see `Neighbourhood.nodes`. `source` is the innermost
+        frame, `source_stack` every frame (`file:line` per line, innermost first)."""
+        nodes = self.neighbourhood().nodes()
+        stacks = op_stacks(self.profile, self.module, nodes["name"].tolist())
+        nodes["source_stack"] = [stack_text(frames) for frames in stacks]
+        return nodes
 
     to_dataframe = nodes
 
@@ -195,8 +199,10 @@ class GraphViewer(RequestWidget):
         return {"name": name, "binary": kind == "pb"}, [raw]
 
     @handler("source")
-    def _source(self, source: str) -> dict:
-        return source_lines(source)
+    def _source(self, module: str, op: str, frame: int = 0) -> dict:
+        """The op's source stack and the lines around one frame (the profile names the file:
+        the view cannot ask for any other)."""
+        return source_answer(op_stack(self.profile, module, op), frame)
 
     @handler("default_op")
     def _default_op(self, module: str) -> dict:
@@ -246,24 +252,6 @@ def default_op(profile: Any, module: str) -> str:
     return entry.names[entry.root] if entry.root >= 0 else entry.names[-1]
 
 
-def source_lines(source: str, around: int = SOURCE_CONTEXT) -> dict:
-    """The lines around `file:line` when the file is on this machine (a notebook runs where its
-    code is): {path, line, first, lines}; {path, line, missing: why} when it is not."""
-    path, _, line_text = source.rpartition(":")
-    if not path or not line_text.isdigit():
-        return {"path": source, "line": None, "missing": "no file:line to read"}
-    line = int(line_text)
-    try:
-        with open(os.path.expanduser(path), encoding="utf-8", errors="replace") as f:
-            text = f.read().splitlines()
-    except OSError as exc:
-        return {"path": path, "line": line,
-                "missing": f"not on this machine ({exc.strerror or type(exc).__name__})"}
-    first = max(1, line - around)
-    return {"path": path, "line": line, "first": first,
-            "lines": text[first - 1:line + around]}
-
-
 def _busiest_module(profile: Any, labels: list[str]) -> str:
     """The module with the most device time in the Op Profile, else the first."""
     best, best_time = labels[0], -math.inf
@@ -295,4 +283,4 @@ def _records(frame: pd.DataFrame, columns: list[str]) -> dict[str, list]:
     return out
 
 
-__all__ = ["GraphViewer", "default_op", "source_lines"]
+__all__ = ["GraphViewer", "default_op"]

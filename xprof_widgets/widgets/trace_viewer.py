@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from ..analysis.source import event_stack, source_answer
 from ..profile.model import PS_PER_US, Profile
 from ..profile.open import open_profile
 from ..trace import (
@@ -131,6 +132,11 @@ class TraceViewer(RequestWidget):
     @handler("details")
     def _details(self, event: int) -> dict:
         return self.index.details(int(event))
+
+    @handler("source")
+    def _source(self, event: int, frame: int = 0) -> dict:
+        """The source stack of the XLA op an event ran and the lines around one frame."""
+        return source_answer(event_stack(self.profile, int(event)), frame)
 
     @handler("search")
     def _search(self, pattern: str, regex: bool = False, case: bool = False,
