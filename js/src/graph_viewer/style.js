@@ -40,9 +40,6 @@ export const CSS = `
 .xw-gv-card pre, .xw-gv-text { font-family: var(--xw-mono); font-size: 11px; white-space: pre-wrap;
   margin: 4px 0 0; max-height: 160px; overflow: auto; }
 .xw-gv-text { max-height: 320px; border: 1px solid var(--xw-border); padding: 4px; background: var(--xw-panel); }
-.xw-gv-code div { white-space: pre; }
-.xw-gv-code .xw-gv-here { background: var(--xw-panel2); font-weight: 600; }
-.xw-gv-muted { color: var(--xw-fg2); }
 .xw-gv-card button { font: inherit; font-size: 11px; margin: 4px 6px 0 0; cursor: pointer; }
 .xw-gv-status { color: var(--xw-fg2); padding-top: 4px; }
 .xw-gv-problem { color: var(--xw-error); }

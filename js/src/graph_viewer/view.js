@@ -8,6 +8,7 @@ import { emptyState, EMPTY_CSS } from "../lib/empty.js";
 import * as fmt from "../lib/format.js";
 import { isTextField, ownKeys } from "../lib/keys.js";
 import { linkButton } from "../lib/links.js";
+import { sourcePanel } from "../lib/source_panel.js";
 import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
 import { rowsOf, shareFill } from "./fill.js";
@@ -480,33 +481,19 @@ export class GraphView {
     this.card.replaceChildren(h("h4", {}, node.name),
       h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
       h("pre", {}, this.graph.hlo[row] ?? ""), source, h("div", {}, buttons));
-    if (node.source) this.loadSource(node.source, source);
+    if (node.source) this.loadSource(node.name, source);
     this.card.hidden = false;
     this.card.dataset.name = node.name;
     this.placeCard(row);
   }
 
-  /** The lines around the node's source line, when the file is on the kernel's machine. */
-  async loadSource(where, box) {
-    let answer;
-    try {
-      answer = await request(this.model, "source", { source: where }, { channel: "source" });
-    } catch (error) {
-      box.textContent = `source: ${error.message}`;
-      return;
-    }
-    if (answer === null || this.disposed || !box.isConnected) return;
-    const c = answer.content;
-    if (c.missing) {
-      box.replaceChildren(h("span", { className: "xw-gv-muted" }, `${c.path}: ${c.missing}`));
-      return;
-    }
-    const width = String(c.first + c.lines.length).length;
-    box.replaceChildren(h("pre", { className: "xw-gv-code" }, c.lines.map((text, i) => {
-      const n = c.first + i;
-      return h("div", { className: n === c.line ? "xw-gv-here" : "" }, `${String(n).padStart(width)}  ${text}`);
-    })));
-    if (this.pinned !== null) this.placeCard(this.pinned);
+  /** The op's source stack, and the lines around a frame where its file is on the kernel's
+   * machine (lib/source_panel.js). */
+  loadSource(op, box) {
+    const module = this.graph.module;
+    box.replaceChildren(sourcePanel(
+      (frame) => request(this.model, "source", { module, op, frame }, { channel: "source" }),
+      { onChange: () => { if (this.pinned !== null && !this.disposed) this.placeCard(this.pinned); } }));
   }
 
   /** The card beside its node (right of it, else left of it), never over it, inside the stage

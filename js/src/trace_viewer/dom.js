@@ -78,8 +78,8 @@ function flowList(title, flows, onGo, trackName) {
   );
 }
 
-/** The details of one event (the `details` answer) as DOM. */
-export function detailsView(d, { trackName, onGo, link = null }) {
+/** The details of one event (the `details` answer) as DOM; `source`: the XLA op's source panel. */
+export function detailsView(d, { trackName, onGo, link = null, source = null }) {
   const track = typeof d.track === "number" ? trackName(d.track) : d.track;
   const full = d.full_name && d.full_name !== d.name ? h("pre", { className: "xw-tv-hlo" }, d.full_name) : null;
   return h(
@@ -95,6 +95,7 @@ export function detailsView(d, { trackName, onGo, link = null }) {
       ["Host", d.host],
       ["Depth", d.depth],
     ]),
+    source ? h("div", { className: "xw-tv-block xw-tv-source" }, h("div", { className: "xw-tv-subtitle" }, "Source"), source) : null,
     statsBlock("Stats", d.stats),
     statsBlock("Op stats", d.metadata_stats),
     flowList("Flows in", d.flows_in, onGo, trackName),

@@ -3,6 +3,7 @@
 import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
 import { linkButton } from "../lib/links.js";
+import { sourcePanel } from "../lib/source_panel.js";
 import { aggregateRows, aggregateView, detailsView } from "./dom.js";
 import { rowsOf } from "../lib/table.js";
 import { pivotView } from "./pivot.js";
@@ -136,6 +137,8 @@ export const selectionMethods = {
           onGo: (event) => this.goToEvent(event),
           link: [linkButton(this.model, "op", xlaOpName(d), "Open in Op Profile"),
             linkButton(this.model, "graph", xlaOpName(d), "Open in Graph Viewer")],
+          source: d.source_stack?.length ? sourcePanel((frame) => request(this.model, "source",
+            { event: events[0], frame }, { channel: "source" })) : null,
         }));
         this.details.dataset.event = String(events[0]);
       }, (error) => this.details.replaceChildren(h("div", { className: "xw-tv-empty" }, String(error.message ?? error))));
