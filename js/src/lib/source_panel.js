@@ -7,10 +7,10 @@ import { h } from "./dom.js";
 const CSS = `
 .xw-src { margin: 4px 0; font-size: 11px; }
 .xw-src-frames { list-style: none; margin: 0 0 4px; padding: 0; max-height: 9em; overflow: auto; }
-.xw-src-frame { display: block; width: 100%; text-align: left; font: inherit; font-size: 11px; margin: 0;
+.xw-src .xw-src-frame { display: block; width: 100%; text-align: left; font: inherit; font-size: 11px; margin: 0;
   padding: 1px 4px; border: 0; background: none; color: var(--xw-fg); cursor: pointer; overflow-wrap: anywhere; }
-.xw-src-frame:hover { background: var(--xw-panel2); }
-.xw-src-frame[data-chosen="1"] { background: var(--xw-panel2); font-weight: 600; }
+.xw-src .xw-src-frame:hover { background: var(--xw-panel2); }
+.xw-src .xw-src-frame[data-chosen="1"] { background: var(--xw-panel2); font-weight: 600; }
 .xw-src-fn { font-family: var(--xw-mono); }
 .xw-src-loc { color: var(--xw-fg2); margin-left: 1em; }
 .xw-src-code { font-family: var(--xw-mono); font-size: 11px; margin: 0; padding: 2px 4px; overflow-x: auto;
