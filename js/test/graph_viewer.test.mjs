@@ -1,8 +1,17 @@
 // The Graph Viewer's layout: operands above users, fusion bodies inside their clusters.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { rowsOf, shareFill } from "../src/graph_viewer/fill.js";
+import { shareFill } from "../src/graph_viewer/fill.js";
 import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph } from "../src/graph_viewer/layout.js";
+import { decodeGraph } from "../src/graph_viewer/wire.js";
+
+/** Rows of columns ({name: [...], opcode: [...]}) as objects. */
+function rowsOf(columns) {
+  const keys = Object.keys(columns);
+  return columns[keys[0]].map((_, i) => Object.fromEntries(keys.map((k) => [k, columns[k][i]])));
+}
+
+const bytesOf = (array) => new Uint8Array(array.buffer);
 
 const NODES = rowsOf({
   name: ["p0", "fusion.1", "param_0.1", "exp.1", "add.2"],
@@ -83,4 +92,18 @@ test("in the layered layout an expanded fusion's box holds its body", () => {
   for (const n of out.nodes.filter((b) => NODES[b.row].fusion === "fusion.1")) {
     assert.ok(Math.abs(n.x - c.x) <= (c.width - n.width) / 2 && Math.abs(n.y - c.y) <= (c.height - n.height) / 2);
   }
+});
+
+test("the binary reply decodes to rows: strings by table index, UTF-16 ends, NaN and null kept", () => {
+  const table = ["a.1", "add", "f32[]", "π.py:3", "\u{1d70b}", "%a.1 = add()"];
+  const ends = new Int32Array(table.reduce((acc, t) => [...acc, (acc.at(-1) ?? 0) + t.length], []));
+  const header = { nodes: 1, edges: 1, columns: { text: ["name", "opcode", "shape", "fusion", "source", "op_name", "hlo"],
+    numbers: ["time_us", "time_share"], ints: ["distance", "expanded"] } };
+  const buffers = [new TextEncoder().encode(table.join("")), bytesOf(ends), bytesOf(new Int32Array([0, 1, 2, -1, 3, 4, 5])),
+    bytesOf(new Float64Array([2.5, NaN])), bytesOf(new Int32Array([0, 1])), bytesOf(new Int32Array([0, 0, 1, 2]))];
+  const { nodes, edges, hlo } = decodeGraph(header, buffers);
+  assert.deepEqual(nodes, [{ name: "a.1", opcode: "add", shape: "f32[]", fusion: null, source: "π.py:3",
+    op_name: "\u{1d70b}", time_us: 2.5, time_share: NaN, distance: 0, expanded: true }]);
+  assert.deepEqual(hlo, ["%a.1 = add()"]);
+  assert.deepEqual(edges, [{ source: "a.1", target: "a.1", operand_index: 1, shape: "f32[]" }]);
 });

@@ -209,8 +209,9 @@ FRAMES = """() => {
 def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_fixture,
                                                                             request):
     """Dagre on 340 nodes takes seconds: in its worker the page's animation frames keep
-    coming meanwhile. The whole module (fusions merged) draws every instruction of the entry
-    computation; the HLO downloads are the module's proto and texts."""
+    coming meanwhile. The whole module (fusions merged) opens around the op; fitted, every
+    instruction of the entry computation is painted on the overview's canvas; the HLO
+    downloads are the module's proto and texts."""
     app = request.getfixturevalue(app_fixture)
     page = app.open_and_run(app.notebook(f"graph_viewer_big_{app.server.app}.ipynb", [BIG]))
     app.wait_ready(page, READY)
@@ -239,17 +240,30 @@ def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_
     # Opened at reading size around the op: only what lies within a screen of the view is drawn.
     assert expected > 4000 and 0 < widget.locator(".xw-gv-node").count() < expected / 4
     harness.screenshot(widget, f"graph_viewer_whole_module_{app.server.app}")
-    # Fitted, all of it is in view: every node and edge drawn.
+    # Fitted, all of it is in view, too small to read: every node and edge painted on the
+    # overview's canvas, the SVG hidden (no more SVG elements made for it).
+    drawn = widget.locator(".xw-gv-node").count()
     widget.locator(".xw-gv-stage").click(position={"x": 5, "y": 5})
     page.keyboard.press("f")
-    page.wait_for_function(f"() => document.querySelectorAll('.xw-gv-node').length === {expected}",
-                           timeout=120_000)
     edges = int(harness.run_in_kernel(page, "print(len(g.edges()))"))
+    canvas = widget.locator("canvas.xw-gv-overview")
     page.wait_for_function(
-        "(n) => [...document.querySelectorAll('.xw-gv-edge')].reduce((s, e) => s + Number(e.dataset.count), 0) === n",
-        arg=edges, timeout=60_000)
+        "([n, e]) => { const c = document.querySelector('canvas.xw-gv-overview');"
+        " return c && !c.hidden && c.dataset.painted === String(n) && c.dataset.edges === String(e); }",
+        arg=[expected, edges], timeout=60_000)
+    assert widget.get_attribute("data-overview") == "1"
+    assert not widget.locator(".xw-gv-stage svg").is_visible()
+    assert widget.locator(".xw-gv-node").count() == drawn
     assert widget.locator("input[type=number]").is_disabled()  # no width for the whole module
     harness.screenshot(widget, f"graph_viewer_whole_module_fitted_{app.server.app}")
+    # Zoomed back in past the overview's zoom: SVG again, drawn where the view is.
+    for _ in range(20):
+        if widget.get_attribute("data-overview") == "0":
+            break
+        page.keyboard.press("w")
+    page.wait_for_function("() => document.querySelector('.xw-gv-stage svg').checkVisibility()",
+                           timeout=10_000)
+    assert canvas.is_hidden() and widget.locator(".xw-gv-node").count() > 0
 
     for kind, method in [("pb", "g.download('pb')"), ("long_txt", "g.download('long_txt').encode()")]:
         with page.expect_download() as info:

@@ -164,6 +164,63 @@ def test_numbers_are_the_op_profiles():
     assert node["source"].endswith("host_offload_stress_test.py:29")
 
 
+def decoded(header: dict, buffers: list[bytes]) -> dict:
+    """The graph reply's binary columns (widgets/graph_wire.py) read back as lists, as the
+    view's wire.js reads them: {whole, nodes: {column: [...]}, edges: {...}, hlo: [...]}."""
+    text = buffers[0].decode("utf-8").encode("utf-16-le")
+    ends = np.frombuffer(buffers[1], "<i4")
+    starts = np.concatenate([[0], ends[:-1]])
+    table = [text[2 * a:2 * b].decode("utf-16-le") for a, b in zip(starts, ends, strict=True)]
+    n, m, cols = header["nodes"], header["edges"], header["columns"]
+    word = lambda i: None if i < 0 else table[i]
+    strings = np.frombuffer(buffers[2], "<i4").reshape(len(cols["text"]), n)
+    numbers = np.frombuffer(buffers[3], "<f8").reshape(len(cols["numbers"]), n)
+    ints = np.frombuffer(buffers[4], "<i4").reshape(len(cols["ints"]), n)
+    nodes = {c: [word(i) for i in strings[j]] for j, c in enumerate(cols["text"])}
+    nodes.update({c: numbers[j].tolist() for j, c in enumerate(cols["numbers"])})
+    nodes.update({c: ints[j].tolist() for j, c in enumerate(cols["ints"])})
+    e = np.frombuffer(buffers[5], "<i4").reshape(4, m) if m else np.zeros((4, 0), int)
+    edges = {"source": [nodes["name"][r] for r in e[0]], "target": [nodes["name"][r] for r in e[1]],
+             "operand_index": e[2].tolist(), "shape": [word(i) for i in e[3]]}
+    return {"whole": header.get("whole"), "hlo": nodes.pop("hlo"), "nodes": nodes, "edges": edges}
+
+
+def test_the_graph_reply_is_binary_columns_equal_to_the_frames():
+    g = xw.GraphViewer(str(TPU), op="broadcast_add_fusion.2", merge_fusions=False, width=2)
+    header, buffers = g._graph(g.module, g.op, 2, False, True)
+    assert all(isinstance(b, bytes) for b in buffers) and len(header) < 12  # no rows in JSON
+    answer = decoded(header, buffers)
+    nb = g.neighbourhood()
+    frame, edges = nb.nodes(), nb.edges()
+    for column in ("name", "opcode", "shape", "source", "op_name", "distance"):
+        assert answer["nodes"][column] == frame[column].tolist(), column
+    assert answer["nodes"]["fusion"] == [None if f is None else f for f in frame["fusion"]]
+    assert [bool(x) for x in answer["nodes"]["expanded"]] == frame["expanded"].tolist()
+    np.testing.assert_array_equal(answer["nodes"]["time_us"], frame["time_us"].to_numpy(float))
+    assert any(f is not None for f in answer["nodes"]["fusion"])  # clusters are in the reply
+    assert answer["hlo"] == nb.hlo_lines(long=True)
+    assert answer["edges"] == {c: edges[c].tolist() for c in edges.columns}
+
+
+def test_the_string_table_cuts_at_utf16_ends_as_javascript_slices():
+    import pandas as pd
+
+    from xprof_widgets.widgets.graph_wire import encode_graph
+
+    nodes = pd.DataFrame({"name": ["a.1", "b.2"], "opcode": ["add", "add"], "shape": ["f32[]"] * 2,
+                          "fusion": [None, None], "source": ["π.py:3", "\U0001d70b.py:4"],
+                          "op_name": ["", "jit(f)/é"], "time_us": [1.0, np.nan],
+                          "time_share": [0.5, np.nan], "flops": [np.nan] * 2,
+                          "bytes_accessed": [np.nan] * 2, "distance": [0, 1],
+                          "expanded": [False, False]})
+    edges = pd.DataFrame({"source": ["a.1"], "target": ["b.2"], "operand_index": [0],
+                          "shape": ["f32[]"]})
+    answer = decoded(*encode_graph(nodes, edges, ["%a.1 = f32[] add()", "%b.2 = é"]))
+    assert answer["nodes"]["source"] == ["π.py:3", "\U0001d70b.py:4"]
+    assert answer["nodes"]["op_name"] == ["", "jit(f)/é"] and answer["hlo"][1] == "%b.2 = é"
+    assert answer["edges"]["source"] == ["a.1"] and answer["edges"]["shape"] == ["f32[]"]
+
+
 def test_widget_on_the_tpu_fixture(monkeypatch):
     from xprof_widgets.widgets import graph_viewer
 
@@ -171,7 +228,7 @@ def test_widget_on_the_tpu_fixture(monkeypatch):
     assert g.module == "jit_f(12190760917235803885)" and g.op  # the busiest module and op
     g.show("copy-done.1")
     assert g.op == "copy-done.1"
-    answer = g._graph(g.module, "broadcast_add_fusion.2", 2, False, True)
+    answer = decoded(*g._graph(g.module, "broadcast_add_fusion.2", 2, False, True))
     assert "broadcast_add_fusion.2" in answer["nodes"]["name"]
     assert len(answer["hlo"]) == len(answer["nodes"]["name"])
     assert set(answer["edges"]) == {"source", "target", "operand_index", "shape"}
@@ -264,11 +321,11 @@ def test_downloads_are_the_profiles_proto_its_text_format_and_the_module_text():
 
 def test_widget_whole_module_answers_every_instruction_of_the_computation():
     g = xw.GraphViewer(str(TPU), op="broadcast_add_fusion.2", whole_module=True)
-    answer = g._graph(g.module, g.op, 0, False, False, [], True)
+    answer = decoded(*g._graph(g.module, g.op, 0, False, False, [], True))
     entry = graph.module_graph(g.profile, g.module).entry()
     assert answer["whole"] and answer["nodes"]["name"] == entry.names
     assert not any(answer["nodes"]["expanded"]) and len(answer["hlo"]) == len(entry.names)
     assert len(g.nodes()) == len(entry.names)  # the trait, from Python
     dot = g._dot(g.module, g.op, 0, False, [], True)["dot"]
     assert all(f'"{name}" [' in dot for name in entry.names)
-    assert g._graph(g.module, g.op, 0, True, False, [], False)["nodes"]["name"] == [g.op]
+    assert decoded(*g._graph(g.module, g.op, 0, True, False, [], False))["nodes"]["name"] == [g.op]

@@ -185,6 +185,12 @@ class ModuleGraph:
         position = self._by_id.get(int(comp_id))
         return None if position is None else self.computation(position)
 
+    def computation_name(self, comp_id: int) -> str | None:
+        """A computation's name without indexing it (the HLO text of a call names its callee:
+        indexing every fusion body for that took seconds on a whole module)."""
+        position = self._by_id.get(int(comp_id))
+        return None if position is None else self._protos[position].name
+
     @cached_property
     def _where(self) -> dict[str, tuple[int, int]]:
         """Instruction name -> (computation position, local index)."""
@@ -440,10 +446,10 @@ def instruction_text(graph: ModuleGraph, comp: _Computation, k: int, long: bool 
     extra = f", kind={ins.fusion_kind}" if ins.fusion_kind else ""
     if len(ins.dimensions) and ins.opcode != "parameter":
         extra += ", dimensions={" + ",".join(map(str, ins.dimensions)) + "}"
-    called = [graph.computation_by_id(c) for c in comp.called.get(k, [])]
+    called = [graph.computation_name(c) for c in comp.called.get(k, [])]
     if called:
         key = "calls" if ins.opcode in ("fusion", "call", "custom-call") else "to_apply"
-        extra += f", {key}=" + ", ".join(f"%{c.name}" for c in called if c is not None)
+        extra += f", {key}=" + ", ".join(f"%{name}" for name in called if name is not None)
     meta = ins.metadata
     if long and (meta.op_name or meta.source_file):
         parts = [f'op_name="{meta.op_name}"'] if meta.op_name else []

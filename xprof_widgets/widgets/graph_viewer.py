@@ -34,6 +34,7 @@ from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler
+from .graph_wire import encode_graph
 
 MAX_WIDTH = 10
 MAX_DRAWN = 30_000
@@ -41,8 +42,6 @@ MAX_DRAWN = 30_000
 layout of our own beyond) and drawn in batches, a graph this large takes seconds; beyond it the
 SVG alone would take the page's memory (docs/graph_viewer.md, Scale)."""
 SEARCH_HITS = 20
-_NODE_FIELDS = ["name", "opcode", "shape", "fusion", "distance", "expanded", "time_us",
-                "time_share", "flops", "bytes_accessed", "source", "op_name"]
 
 
 class GraphViewer(RequestWidget):
@@ -171,7 +170,8 @@ class GraphViewer(RequestWidget):
     @handler("graph")
     def _graph(self, module: str, op: str, width: int, merge_fusions: bool,
                show_metadata: bool, toggled_fusions: list | None = None,
-               whole_module: bool = False) -> dict:
+               whole_module: bool = False) -> dict | tuple[dict, list[bytes]]:
+        """The graph in binary columns (graph_wire.py), or {problem} when there is none."""
         try:
             nb = neighbourhood(self.profile, op, module, int(min(MAX_WIDTH, max(0, width))),
                                bool(merge_fusions), frozenset(toggled_fusions or ()),
@@ -185,11 +185,9 @@ class GraphViewer(RequestWidget):
             return {"problem": f"{len(nodes):,} instructions lie within {where}: more than the "
                                f"view draws ({MAX_DRAWN:,}). Lower the width or merge fusions; "
                                "nodes() lists them all."}
+        header, buffers = encode_graph(nodes, nb.edges(), nb.hlo_lines(long=bool(show_metadata)))
         return {"module": nb.graph.label, "op": op, "computation": nb.computation,
-                "whole": nb.whole,
-                "nodes": _records(nodes, _NODE_FIELDS),
-                "hlo": nb.hlo_lines(long=bool(show_metadata)),
-                "edges": _records(nb.edges(), ["source", "target", "operand_index", "shape"])}
+                "whole": nb.whole, **header}, buffers
 
     @handler("download")
     def _download(self, module: str, kind: str) -> tuple[dict, list]:
@@ -263,24 +261,6 @@ def _busiest_module(profile: Any, labels: list[str]) -> str:
         if total > best_time:
             best, best_time = label, total
     return best
-
-
-def _records(frame: pd.DataFrame, columns: list[str]) -> dict[str, list]:
-    """Columnar JSON of a frame (one list per column), NaN as null; by column, not by cell
-    (a whole module is tens of thousands of rows)."""
-    out: dict[str, list] = {}
-    for c in columns:
-        values = frame[c].to_numpy()
-        if values.dtype.kind in "biu":
-            out[c] = values.tolist()
-            continue
-        missing = pd.isna(values)
-        if values.dtype.kind == "f":
-            missing |= ~np.isfinite(values)
-        values = values.astype(object)
-        values[missing] = None
-        out[c] = values.tolist()
-    return out
 
 
 __all__ = ["GraphViewer", "default_op"]

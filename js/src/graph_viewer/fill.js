@@ -1,13 +1,6 @@
 // What the page needs of a graph answer without the layout (which runs in the worker, with dagre):
-// rows from columns, and a node's fill. Kept apart from layout.js so the widget's bundle holds
+// a node's fill. Kept apart from layout.js so the widget's bundle holds
 // dagre once, inside the worker's code.
-
-/** Rows of a columnar answer ({name: [...], opcode: [...]}) as objects. */
-export function rowsOf(columns) {
-  const keys = Object.keys(columns ?? {});
-  const n = keys.length ? columns[keys[0]].length : 0;
-  return Array.from({ length: n }, (_, i) => Object.fromEntries(keys.map((k) => [k, columns[k][i]])));
-}
 
 /** A node's fill by its share of device time: the page's background (none) to red (all), so a
  * dark theme stays dark; null when the profile has no time for it. `base` is "#rrggbb". */

@@ -50,10 +50,9 @@ export function layoutGraph(nodes, edges, { showMetadata = false } = {}) {
       g.setNode(CLUSTER + node.name, { label: node.name, clusterLabelPos: "top", paddingTop: 22 });
       return;
     }
-    const text = labelLines(node, showMetadata);
-    lines.set(node.name, text);
-    const width = Math.max(...text.map((t) => t.length)) * CHAR_W + 2 * PAD;
-    g.setNode(node.name, { width, height: text.length * LINE_H + PAD });
+    const box = boxOf(node, showMetadata);
+    lines.set(node.name, box.lines);
+    g.setNode(node.name, { width: box.width, height: box.height });
   });
   nodes.forEach((node) => {
     if (node.fusion == null) return;
@@ -81,7 +80,8 @@ export function layoutGraph(nodes, edges, { showMetadata = false } = {}) {
   return out;
 }
 
-function boxOf(node, showMetadata) {
+/** A node's label lines and its box's size around them. */
+export function boxOf(node, showMetadata) {
   const lines = labelLines(node, showMetadata);
   return { lines, width: Math.max(...lines.map((t) => t.length)) * CHAR_W + 2 * PAD, height: lines.length * LINE_H + PAD };
 }

@@ -17,6 +17,7 @@ export const CSS = `
 .xw-gv-stage:focus-visible { border-color: var(--xw-accent); }
 .xw-gv-stage.xw-gv-dragging { cursor: grabbing; }
 .xw-gv-stage svg { display: block; width: 100%; height: 100%; user-select: none; }
+.xw-gv-overview { position: absolute; inset: 0; width: 100%; height: 100%; }
 .xw-gv-node rect { stroke: var(--xw-border1); stroke-width: 1; }
 .xw-gv-node text { font-size: 11px; fill: var(--xw-fg); }
 .xw-gv-node text.xw-gv-name { font-weight: 600; }

@@ -11,9 +11,11 @@ import { linkButton } from "../lib/links.js";
 import { sourcePanel } from "../lib/source_panel.js";
 import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
-import { rowsOf, shareFill } from "./fill.js";
+import { shareFill } from "./fill.js";
 import { Layouter } from "./offthread.js";
+import { OVERVIEW_ZOOM, Overview } from "./overview.js";
 import { CSS } from "./style.js";
+import { decodeGraph } from "./wire.js";
 
 const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata", "toggled_fusions", "whole_module"];
 const UNTOGGLING = ["module", "op", "merge_fusions"]; // a new graph: every fusion back to the rule
@@ -131,12 +133,13 @@ export class GraphView {
     this.scene = s("g");
     this.svg.append(this.scene);
     this.stage = h("div", { className: "xw-gv-stage", tabIndex: 0 }, this.svg);
+    this.overview = new Overview(this.stage);
     this.card = h("div", { className: "xw-gv-card", hidden: true });
     this.status = h("div", { className: "xw-gv-status" });
     this.el.replaceChildren(h("style", {}, CSS), bar, this.title, this.stage, this.card, this.textPane, this.status);
     this.stage.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
     this.stage.addEventListener("pointerdown", (e) => this.dragStart(e));
-    this.stage.addEventListener("click", (e) => { if (e.target === this.svg && !this.dragged) this.unpin(); });
+    this.stage.addEventListener("click", (e) => { if ((e.target === this.svg || e.target === this.overview.canvas) && !this.dragged) this.unpin(); });
     // One listener each for every node (a whole module has tens of thousands): hover, leave, click.
     const nodeOf = (target) => target?.closest?.(".xw-gv-node");
     this.scene.addEventListener("mouseover", (e) => {
@@ -196,8 +199,7 @@ export class GraphView {
       this.el.dataset.ready = "problem";
       return;
     }
-    const nodes = rowsOf(c.nodes);
-    const edges = rowsOf(c.edges);
+    const { nodes, edges, hlo } = decodeGraph(c, answer.buffers);
     const started = performance.now();
     this.el.dataset.ready = "layout";
     this.status.textContent = `Laying out ${nodes.length.toLocaleString()} nodes…`;
@@ -211,7 +213,7 @@ export class GraphView {
     }
     if (layout === null || this.disposed || token !== this.refreshes) return;
     const laidOut = performance.now() - started;
-    this.graph = { nodes, edges, hlo: c.hlo, layout, module: c.module, op: c.op };
+    this.graph = { nodes, edges, hlo, layout, module: c.module, op: c.op };
     this.pinned = null;
     this.card.hidden = true;
     this.culled = false; // until draw() knows the new graph's size
@@ -295,6 +297,8 @@ export class GraphView {
     this.scene.replaceChildren(...clusters, edgeLayer, nodeLayer);
     this.layers = { nodeLayer, edgeLayer };
     this.culled = layout.nodes.length > CULL_NODES;
+    this.overview.hide();
+    this.svg.style.display = "";
     if (!this.culled) return this.paint([...boxes.map((b) => [nodeLayer, b]), ...lines.map((l) => [edgeLayer, l])], token, started);
     // A graph this large is drawn where the view is (a screen around it), the rest as panning
     // and zooming bring it in: the page never holds tens of thousands of elements it does not show.
@@ -308,11 +312,32 @@ export class GraphView {
     });
     this.bulkEdges = (list) => () => s("g", { class: "xw-gv-edge xw-gv-edges", "data-count": list.length },
       s("path", { d: list.map(line).join(" ") }), s("path", { class: "xw-gv-head", d: list.map(head).join(" ") }));
+    const css = getComputedStyle(this.el);
+    const untimed = css.getPropertyValue("--xw-border1").trim() || "#bdbdbd"; // a box a few px wide, seen
+    this.overview.setGraph(layout, layout.nodes.map((n) => fillOf(nodes[n.row].time_share) ?? untimed),
+      layout.nodes.findIndex((n) => nodes[n.row].name === op), css.getPropertyValue("--xw-fg2").trim() || "#666666");
+    this.showLevel();
     return this.paint(this.newlyVisible(), token, started);
   }
 
-  /** Makers of the nodes and edges within a screen of the view not drawn yet (marked drawn). */
+  /** A large graph zoomed out past OVERVIEW_ZOOM is painted on the overview's canvas (the SVG
+   * hidden, so the browser neither restyles nor paints it); nearer, as SVG around the view. */
+  far() {
+    return this.culled && this.view.k < OVERVIEW_ZOOM;
+  }
+
+  showLevel() {
+    const far = this.far();
+    this.svg.style.display = far ? "none" : "";
+    if (far) this.overview.show(this.view);
+    else this.overview.hide();
+    this.el.dataset.overview = far ? "1" : "0";
+  }
+
+  /** Makers of the nodes and edges within a screen of the view not drawn yet (marked drawn);
+   * none from far (the overview paints them). */
   newlyVisible() {
+    if (this.far()) return [];
     const { x, y, k } = this.view;
     const W = this.stage.clientWidth || 800;
     const H = this.stage.clientHeight || 560;
@@ -380,6 +405,7 @@ export class GraphView {
     const { x, y, k } = this.view;
     this.scene.setAttribute("transform", `translate(${x.toFixed(2)},${y.toFixed(2)}) scale(${k.toFixed(4)})`);
     if (this.pinned !== null) this.placeCard(this.pinned);
+    if (this.culled) this.showLevel();
     this.drawInView();
   }
 
