@@ -11,12 +11,14 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets.analysis.compare import (
     OP_COLUMNS,
+    PART_NAMES,
     Comparison,
     K,
     match_ops,
     normalize_hlo,
     structure_hlo,
 )
+from xprof_widgets.analysis.step_breakdown import NAMES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PAIRS = DATA / "compare"
@@ -48,16 +50,18 @@ def test_a_faster_loader_makes_every_step_faster_by_its_input_time(loader):
     # The loader slept 30 ms vs 2 ms: the input wait fell by ~28 ms a step, compute stayed put.
     assert (steps["input_before_us"] - steps["input_after_us"]).between(25_000, 31_000).all()
     breakdown = loader.step_breakdown().set_index("part")
-    assert breakdown.loc["input wait", "change_ms"] == pytest.approx(-28, abs=3)
-    assert breakdown.loc["step time", "change_ms"] < -20
-    assert abs(breakdown.loc["compute", "change_ms"]) < 10
+    assert list(breakdown.index) == list(PART_NAMES.values())  # the step breakdown's names
+    wait, compute = NAMES["input_us"], NAMES["host_compute_us"]  # a CPU run: the host computes
+    assert breakdown.loc[wait, "change_ms"] == pytest.approx(-28, abs=3)
+    assert breakdown.loc["Step time", "change_ms"] < -20
+    assert abs(breakdown.loc[compute, "change_ms"]) < 10
     # The input wait is the change; compute is within the runs' own step-to-step spread.
-    assert breakdown.loc["input wait", "status"] == "faster"
-    assert breakdown.loc["input wait", "change_se"] < -K
-    assert breakdown.loc["compute", "status"] == "unchanged"
+    assert breakdown.loc[wait, "status"] == "faster"
+    assert breakdown.loc[wait, "change_se"] < -K
+    assert breakdown.loc[compute, "status"] == "unchanged"
     summary = loader.summary()
     assert summary.startswith("Step time ")
-    assert "-> " in summary and "input wait -2" in summary and "compute" not in summary
+    assert "-> " in summary and f"{wait} -2" in summary and compute not in summary
     # Same program, same ops: every op of one run is matched by name in the other.
     ops = loader.ops()
     assert not set(ops["status"]) & {"added", "removed"}

@@ -29,7 +29,7 @@ def test_the_widget_is_the_report_over_two_trace_viewers(cmp):
     assert cmp.before.profile.source == str(SLOW) and cmp.after.profile.source == str(FAST)
     assert cmp.view.title == {"before": str(SLOW), "after": str(FAST)}
     assert cmp.summary().startswith("Step time 3")
-    assert len(cmp.steps()) == 6 and "input wait" in set(cmp.step_breakdown()["part"])
+    assert len(cmp.steps()) == 6 and "Waiting for input" in set(cmp.step_breakdown()["part"])
     assert len(cmp.ops()) == len(cmp.comparison.ops())
     assert set(cmp.memory()["module"]) >= {"jit_step"}
     # The timelines open on the step whose time changed most (a stalled step), not on step 0.

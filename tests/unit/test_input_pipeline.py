@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from xspace_builder import build_xspace
 
 import xprof_widgets as xw
+from xprof_widgets.analysis import input_events
 from xprof_widgets.analysis import input_pipeline as ip
 from xprof_widgets.analysis.input_pipeline import (
     ADVANCED,
@@ -24,6 +25,7 @@ from xprof_widgets.analysis.input_pipeline import (
     OTHER_INPUT,
     PREPROCESSING,
     STEP_COLUMNS,
+    STEP_PARTS,
     InputPipelineAnalysis,
     analyze_input_pipeline,
 )
@@ -74,18 +76,18 @@ def test_cpu_step_breakdown_gives_each_instant_to_one_part(tmp_path):
     assert row["start_us"] == pytest.approx(100)
     assert row["duration_us"] == pytest.approx(120)
     assert row["before_step_us"] == pytest.approx(20)
-    assert row["compute_us"] == pytest.approx(50)
     assert row["host_to_device_us"] == pytest.approx(2)
-    # load_batch covers 5-45, but compute already holds 20-30; the loader's 10 us before it.
-    assert row["input_us"] == pytest.approx(30 + 10)
+    # load_batch covers 5-45; the loader's 10 us before the marker.
+    assert row["input_us"] == pytest.approx(40 + 10)
     assert row["input_before_step_us"] == pytest.approx(10)
-    assert row["device_to_device_us"] == pytest.approx(0)
-    assert row["other_us"] == pytest.approx(120 - 50 - 2 - 40)
-    assert row["input_share"] == pytest.approx(42 / 120)
-    parts = steps[["compute_us", "input_us", "host_to_device_us", "device_to_device_us",
-                   "other_us"]].sum(axis=1)
-    assert np.allclose(parts, steps["duration_us"])
-    assert result.input_share == pytest.approx((32 + 42 + 42) / 340)
+    # No device: the worker's XLA ops, which the stepping thread does not wait on, are no
+    # step's work (as XProf counts a host-stepped run); all the rest is under load_batch or
+    # DevicePut.
+    assert row["compute_us"] == row["host_compute_us"] == row["device_to_device_us"] == 0
+    assert row["other_us"] == pytest.approx(120 - 2 - 50)
+    assert row["input_share"] == pytest.approx(52 / 120)
+    assert np.allclose(steps[list(STEP_PARTS)].sum(axis=1), steps["duration_us"])
+    assert result.input_share == pytest.approx((42 + 52 + 52) / 340)
     assert result.verdict == "HIGHLY"
     assert row["device"] == "/host:CPU"
 
@@ -121,7 +123,7 @@ def test_host_breakdown_and_recommendation_name_the_largest_cost(tmp_path):
     assert breakdown[OTHER_INPUT] == pytest.approx((STEPS - 1) * 0.010)
     assert result.largest_host_cost() == (ADVANCED, pytest.approx(180 / 326), "read_shard")
     text = result.recommendation()
-    assert "HIGHLY input-bound" in text and "34.1%" in text
+    assert "HIGHLY input-bound" in text and "42.9%" in text  # (42 + 52 + 52) / 340
     assert "Advanced file read" in text and "read_shard" in text
 
 
@@ -160,11 +162,13 @@ def test_device_step_breakdown(tmp_path):
     row = result.steps.iloc[0]
     assert row["device"] == "/device:TPU:0"
     assert row["compute_us"] == pytest.approx(50)
-    assert row["device_to_device_us"] == pytest.approx(10)
+    assert row["collectives_us"] == pytest.approx(10)  # the all-reduce
+    assert row["device_to_device_us"] == 0
     assert row["host_to_device_us"] == pytest.approx(5)
     # infeed 0-20, and the host's wait in IteratorGetNext up to 25 (20-25 is not compute yet).
     assert row["input_us"] == pytest.approx(20)
-    assert row["other_us"] == pytest.approx(15)
+    assert row["output_us"] == pytest.approx(5)  # the outfeed
+    assert row["other_us"] == pytest.approx(10)
     assert row["input_share"] == pytest.approx(0.25)
     assert result.input_ops["input_op"].tolist() == ["Iterator::Root::Prefetch"]
     assert result.input_ops["category"].tolist() == [PREPROCESSING]
@@ -179,7 +183,7 @@ def test_device_step_breakdown(tmp_path):
     ("Iterator::Root", PREPROCESSING),
 ])
 def test_tf_data_categories_follow_xprof(name, category):
-    assert ip._tfdata_category(name) == category
+    assert input_events._tfdata_category(name) == category
 
 
 @pytest.mark.parametrize("name", [
@@ -276,10 +280,10 @@ intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 15)), max_size
 def test_interval_union_measure_matches_counting(spans, windows):
     start = np.array([s for s, _ in spans], np.int64)
     end = start + np.array([d for _, d in spans], np.int64)
-    merged = ip._merge(start, end)
+    merged = input_events._merge(start, end)
     w_start = np.array([s for s, _ in windows], np.int64)
     w_end = w_start + np.array([d for _, d in windows], np.int64)
-    got = ip._measure(*merged, w_start, w_end)
+    got = input_events._measure(*merged, w_start, w_end)
     covered = np.zeros(200, bool)
     for a, b in zip(start, end, strict=True):
         covered[a:b] = True
@@ -302,7 +306,7 @@ def test_host_steps_on_several_gpus_average_the_chips(tmp_path):
     row = result.steps.iloc[0]
     assert row["duration_us"] == pytest.approx(100)
     assert row["compute_us"] == pytest.approx((50 + 30) / 2)
-    assert row["device_to_device_us"] == pytest.approx(10 / 2)
+    assert row["collectives_us"] == pytest.approx(10 / 2)  # the NCCL all-reduce
     assert row["host_to_device_us"] == pytest.approx(5 / 2)
     assert row["input_us"] == pytest.approx(10)
     assert row["other_us"] == pytest.approx(100 - 40 - 5 - 2.5 - 10)

@@ -68,6 +68,7 @@ from .input_pipeline import STEP_PARTS, analyze_input_pipeline
 from .kernel_stats import kernel_stats
 from .memory import MIB, analyze_memory, default_module, memory_spaces
 from .op_profile import PS_PER_US, OpProfileAnalysis, analyze_op_profile
+from .step_breakdown import NAMES
 from .steps import HOW_TO_MARK
 from .trace_diff import is_kineto, trace_ops, trace_scope
 
@@ -84,10 +85,8 @@ FLOOR_US = 1.0
 GROUPINGS = ("op", "category", "program", "framework_op")
 STATUSES = ("slower", "faster", "added", "removed", "unchanged")
 SMALL_BUFFERS = "small buffers (< 16 KiB)"
-PART_NAMES = {"duration_us": "step time", "compute_us": "compute", "input_us": "input wait",
-              "host_to_device_us": "host to device",
-              "device_to_device_us": "device to device", "host_compute_us": "host compute",
-              "other_us": "other"}
+PART_NAMES = {"duration_us": "Step time", **NAMES}
+"""The step table's columns by the names the users read (the step breakdown's)."""
 OP_COLUMNS = ["program", "category", "name", "time_before_us", "time_after_us", "change_us",
               "status", "change_pct", "change_se", "name_after", "matched_by", "occurrences_before",
               "occurrences_after", "flops_utilization_before", "flops_utilization_after",

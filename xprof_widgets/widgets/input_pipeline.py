@@ -28,20 +28,20 @@ from ..analysis.input_pipeline import (
     InputPipelineAnalysis,
     analyze_input_pipeline,
 )
+from ..analysis.step_breakdown import CATEGORIES
 from ..analysis.steps import HOW_TO_MARK
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 
-PARTS = [  # (column, legend, color): the step-time graph, bottom to top
-    ("compute_us", "Compute", "#4e79a7"),
-    ("input_us", "Waiting for input", "#e15759"),
-    ("host_to_device_us", "Host to device", "#f28e2b"),
-    ("device_to_device_us", "Device to device & collectives", "#76b7b2"),
-    ("host_compute_us", "Host compute", "#9c755f"),
-    ("other_us", "All others (idle, dispatch)", "#bab0ac"),
-]
+STEP_COLORS = {"compute_us": "#4e79a7", "collectives_us": "#76b7b2",
+               "device_to_device_us": "#59a14f", "host_to_device_us": "#f28e2b",
+               "input_us": "#e15759", "output_us": "#edc948", "compile_us": "#b07aa1",
+               "kernel_launch_us": "#ff9da7", "host_compute_us": "#9c755f", "other_us": "#bab0ac"}
+"""One colour per step-breakdown category, in every tool that draws steps."""
+PARTS = [(column, name, STEP_COLORS[column]) for column, name in CATEGORIES]
+"""(column, legend, color): the step-time graph, bottom to top (step_breakdown.CATEGORIES)."""
 CATEGORY_COLORS = dict(zip(HOST_CATEGORIES, ["#f28e2b", "#e15759", "#ff9d9a", "#59a14f",
                                              "#bab0ac"], strict=True))
 OP_TITLES = ["Input Op", "Count", "Total Time (ms)", "Total Time %", "Total Self Time (ms)",
@@ -75,8 +75,10 @@ class InputPipeline(RequestWidget):
 
     # ---- pandas face --------------------------------------------------------------------------
     def to_dataframe(self) -> pd.DataFrame:
-        """One row per step: step, name, start_us, duration_us, compute_us, input_us,
-        host_to_device_us, device_to_device_us, other_us, input_share, device."""
+        """One row per step: step, name, start_us, duration_us, the step breakdown's
+        categories (compute_us, ..., input_us, ..., host_compute_us, other_us; see
+        analysis/step_breakdown.py), input_share, device, before_step_us,
+        input_before_step_us."""
         return self.analysis.steps.copy()
 
     def input_ops(self) -> pd.DataFrame:
@@ -173,8 +175,7 @@ def _step_source(steps: pd.DataFrame) -> dict:
 
 
 def step_time_figure(steps: pd.DataFrame) -> _charts.Figure:
-    """Stacked bars: each step's time split into compute, waiting for input, host-to-device,
-    device-to-device and collectives, and other."""
+    """Stacked bars: each step's time split into the step breakdown's categories."""
     source = _charts.source(_step_source(steps))
     fig = _charts.Figure(title="Step time", height=300, x_label="step", y_label="ms",
                          tools="xpan,xwheel_zoom,box_zoom,reset,save",
@@ -185,12 +186,9 @@ def step_time_figure(steps: pd.DataFrame) -> _charts.Figure:
                       fill_color=color, hatch_color=color, line_color=None, legend_label=label)
             for k, (column, label, color) in enumerate(PARTS)]
     fig.add_tool(_charts.hover(bars, [
-        ("step", "@name"), ("step time", "@total{0.000} ms"), ("compute", "@compute_us{0.000} ms"),
-        ("waiting for input", "@input_us{0.000} ms"),
-        ("host to device", "@host_to_device_us{0.000} ms"),
-        ("device to device", "@device_to_device_us{0.000} ms"),
-        ("other", "@other_us{0.000} ms"), ("input share", "@share{0.0}%"),
-        ("device", "@device")]))
+        ("step", "@name"), ("step time", "@total{0.000} ms"),
+        *[(label.lower(), f"@{column}{{0.000}} ms") for column, label, _ in PARTS],
+        ("input share", "@share{0.0}%"), ("device", "@device")]))
     fig.x_grid["attributes"]["grid_line_color"] = None
     fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
                            click_policy="hide", border_line_color=None)

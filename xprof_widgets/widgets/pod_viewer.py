@@ -34,9 +34,8 @@ from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import CsvExport, columnar
+from .input_pipeline import STEP_COLORS as PART_COLORS
 
-PART_COLORS = dict(zip(PARTS, ["#4e79a7", "#76b7b2", "#59a14f", "#e15759", "#edc948", "#b07aa1",
-                               "#f28e2b", "#bab0ac"], strict=True))
 RATIO_TOP = 1.25
 """The heatmap's colour saturates at this many times the step's median."""
 MAX_CELLS = 20_000
@@ -69,8 +68,9 @@ class PodViewer(RequestWidget, CsvExport):
 
     def to_dataframe(self) -> pd.DataFrame:
         """A row per step, host and core: step, name, host, core, start_us, duration_us, the
-        parts (compute_us, collectives_us, device_to_device_us, input_us, output_us, compile_us,
-        host_compute_us, other_us), bottleneck, step_median_us, straggler, before_step_us."""
+        parts (the step breakdown's categories: compute_us, collectives_us, ..., other_us;
+        analysis/step_breakdown.py), bottleneck (XProf's name of the largest part),
+        step_median_us, straggler, before_step_us."""
         return self.analysis.rows.copy()
 
     def steps(self) -> pd.DataFrame:
