@@ -188,3 +188,82 @@ def test_every_tab_fits_and_follows_the_theme(app_fixture, request):
         assert light_tiles(png, [], roofline.bounding_box()), "the roofline stayed dark in light"
     finally:
         set_start_theme(app, dark=False)
+
+
+# The shown BokehJS tooltip (a popover `bk-Tooltip` in the page's body): the computed background
+# of its body and its text colour; and the colour of the toolbar icons under `root`.
+BOKEH_CHROME = """(root) => {
+  const all = [];
+  const walk = (n) => { all.push(n); for (const c of [...(n.shadowRoot?.children ?? []), ...n.children]) walk(c); };
+  walk(root);
+  const shown = (e) => e.isConnected && getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().width > 0;
+  const tip = [...document.querySelectorAll('body > .bk-Tooltip')].find(shown);
+  const body = tip?.shadowRoot?.querySelector('.bk-tooltip-content') ?? tip;
+  let paint = body;
+  while (paint && paint.parentElement && getComputedStyle(paint).backgroundColor === 'rgba(0, 0, 0, 0)') paint = paint.parentElement;
+  if (paint && getComputedStyle(paint).backgroundColor === 'rgba(0, 0, 0, 0)') paint = tip;
+  const icon = all.find((e) => e.classList?.contains('bk-tool-icon') && shown(e));
+  return { tip: tip ? { background: getComputedStyle(paint).backgroundColor, text: getComputedStyle(body).color,
+                        words: tip.shadowRoot?.textContent ?? '' } : null,
+           icon: icon ? getComputedStyle(icon).backgroundColor : null };
+}"""
+
+
+def luminance(css: str, over: float = 0.0) -> float:
+    """Luminance of a computed `rgb()`/`rgba()` colour, its alpha laid over a grey of `over`."""
+    parts = [float(v) for v in css[css.index("(") + 1:css.index(")")].split(",")]
+    alpha = parts[3] if len(parts) == 4 else 1.0
+    r, g, b = (alpha * v / 255 + (1 - alpha) * over for v in parts[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+@pytest.mark.e2e
+def test_a_chart_tooltip_and_toolbar_follow_the_dark_theme(lab):
+    """Dark from the start: hovering a bar of the compare step chart shows a dark tooltip with
+    light text, the toolbar's icons are light; switched to light, the tooltip and icons turn
+    light and dark. (The suite test above counts light tiles, which a tooltip shown only on
+    hover never is.)"""
+    set_start_theme(lab, dark=True)
+    try:
+        pairs = DATA / "compare"
+        cells = [(f"import xprof_widgets as xw\nxw.compare({str(pairs / 'loader_slow.xplane.pb')!r}, "
+                  f"{str(pairs / 'loader_fast.xplane.pb')!r})")]
+        page = lab.open_and_run(lab.notebook("coherence_tooltip.ipynb", cells))
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        lab.wait_ready(page, ".xw-compare[data-ready='1']")
+        chart = page.locator(".xw-compare [data-chart='steps']")
+        found = {}
+        for theme in ("dark", "light"):
+            if theme == "light":
+                page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                              "{theme: 'JupyterLab Light'})")
+                page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'",
+                                       timeout=30_000)
+                page.wait_for_timeout(800)
+            found[theme] = hover_a_bar(page, chart)
+            harness.screenshot(chart, f"coherence_tooltip_{theme}")
+        dark, light = found["dark"], found["light"]
+        assert "step time" in dark["tip"]["words"]
+        assert luminance(dark["tip"]["background"]) < 0.25, dark
+        assert luminance(dark["tip"]["text"]) > 0.6, dark
+        # The icons: the theme's secondary ink, lighter than Bokeh's own grey (#747679, 0.46) on
+        # dark; on light, dark ink again.
+        assert luminance(dark["icon"]) > 0.5 and luminance(light["icon"], over=1.0) < 0.5, found
+        assert luminance(light["tip"]["background"]) > 0.8 and luminance(light["tip"]["text"]) < 0.4, light
+    finally:
+        set_start_theme(lab, dark=False)
+
+
+def hover_a_bar(page, chart) -> dict:
+    """Moves the mouse across the chart's lower part until a tooltip shows; what it found."""
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + 2, box["y"] + 2)
+    for k in range(60):
+        page.mouse.move(box["x"] + box["width"] * (0.1 + 0.8 * k / 60), box["y"] + box["height"] * 0.7)
+        page.wait_for_timeout(30)
+        got = page.evaluate(BOKEH_CHROME, chart.element_handle())
+        if got["tip"]:
+            page.wait_for_timeout(200)
+            return page.evaluate(BOKEH_CHROME, chart.element_handle())
+    raise AssertionError("no tooltip showed over the step chart")

@@ -2,8 +2,26 @@
 // (xprof_widgets/widgets/_charts.py knows nothing of the page); here the colours that are page
 // furniture (plot and border fills, axes, grids, titles, legends, label boxes, and the plain
 // dark grey of reference lines such as a roofline's roof) are repainted from the page's palette,
-// now and whenever the theme changes. Coloured glyphs carry data: kept.
+// now and whenever the theme changes. Coloured glyphs carry data: kept. BokehJS's HTML chrome
+// sets its colours in shadow roots: the toolbar's icons read --bokeh-icon-color from the chart's
+// box; hover tooltips live in the page's body (popovers), where one page rule gives their hosts
+// the theme's colours (a rule on the host beats the shadow root's own :host defaults).
 import { onThemeChange, palette } from "../lib/theme.js";
+
+const TOOLTIP_STYLE_ID = "xw-bokeh-tooltip-style";
+export const TOOLTIP_CSS = `
+body > .bk-Tooltip {
+  --background-color: var(--jp-layout-color1, #fff); --color: var(--jp-ui-font-color1, #18191d);
+  --divider-color: var(--jp-border-color2, #d7d7d8); --border-color: var(--jp-border-color1, #bbbbbd);
+  --tooltip-arrow-color: var(--jp-border-color1, #fff); }`;
+
+function ensureTooltipStyle() {
+  if (document.getElementById(TOOLTIP_STYLE_ID)) return;
+  const style = document.createElement("style");
+  style.id = TOOLTIP_STYLE_ID;
+  style.textContent = TOOLTIP_CSS;
+  document.head.append(style);
+}
 
 // Which palette colour replaces a property of a model of that kind. `ink` properties change only
 // where the chart left them dark (Bokeh's default ink), `grey` ones only where dark and without
@@ -77,6 +95,7 @@ export function themeDocument(doc, colors) {
  * Returns the function that stops following it.
  */
 export function followTheme(manager, el) {
+  ensureTooltipStyle();
   const docs = new Set([...manager.roots].map((view) => view.model.document).filter(Boolean));
   let last = "";
   const apply = () => {
@@ -86,6 +105,7 @@ export function followTheme(manager, el) {
     if (key === last) return; // the body's class changes on every drag: most calls change nothing
     last = key;
     for (const doc of docs) themeDocument(doc, colors);
+    el.style.setProperty("--bokeh-icon-color", colors.fg2);
   };
   apply();
   return onThemeChange(apply);
