@@ -41,7 +41,6 @@ export function sourcePanel(fetchFrame, { onChange = null } = {}) {
     lines.replaceChildren(c.missing
       ? missing(c.frames?.length ? `${c.file}:${c.line}: ${c.missing}` : c.missing)
       : code(c.first, c.lines, c.line));
-    panel.dataset.frame = String(c.frame ?? "");
     onChange?.();
   };
   show(0);
