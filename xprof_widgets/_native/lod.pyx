@@ -53,24 +53,29 @@ def level_of(int64_t v):
     return _level_of(v)
 
 
-def sort_by_segment(const int64_t[:] track_first, const int64_t[:] track_end,
-                    const int64_t[:] track_segment, const int16_t[:] depth, pos_t[:] perm,
-                    int64_t[:] seg_start):
-    """Fills perm with each segment's events (stable, so in start order) and seg_start[s] with
-    the first position of segment s (seg_start[-1] = total)."""
-    cdef int64_t t, i, s, base
-    cdef int64_t[:] fill
-    seg_start[:] = 0
+def count_segments(const int64_t[:] track_first, const int64_t[:] track_end,
+                   const int64_t[:] track_segment, const int16_t[:] depth,
+                   const int64_t[:] which, int64_t[:] seg_size):
+    """Adds to seg_size[s + 1] the events of segment s, over the tracks in `which`: tracks own
+    disjoint segments, so threads may count disjoint track sets into one array."""
+    cdef int64_t k, t, i, base
     with nogil:
-        for t in range(track_first.shape[0]):
+        for k in range(which.shape[0]):
+            t = which[k]
             base = track_segment[t]
             for i in range(track_first[t], track_end[t]):
-                seg_start[base + depth[i] + 1] += 1
-        for s in range(1, seg_start.shape[0]):
-            seg_start[s] += seg_start[s - 1]
-    fill = np.asarray(seg_start[:seg_start.shape[0] - 1]).copy()
+                seg_size[base + depth[i] + 1] += 1
+
+
+def place_segments(const int64_t[:] track_first, const int64_t[:] track_end,
+                   const int64_t[:] track_segment, const int16_t[:] depth,
+                   const int64_t[:] which, int64_t[:] fill, pos_t[:] perm):
+    """Lays out the events of the tracks in `which` by segment (stable, so in start order):
+    fill[s] is the next free position of segment s (its first, from count_segments' sums)."""
+    cdef int64_t k, t, i, s, base
     with nogil:
-        for t in range(track_first.shape[0]):
+        for k in range(which.shape[0]):
+            t = which[k]
             base = track_segment[t]
             for i in range(track_first[t], track_end[t]):
                 s = base + depth[i]
@@ -79,12 +84,15 @@ def sort_by_segment(const int64_t[:] track_first, const int64_t[:] track_end,
 
 
 def cut_levels(const pos_t[:] perm, const int64_t[:] seg_start, const int64_t[:] start,
-               const int64_t[:] dur, int8_t[:] cut_level, int64_t[:, :] hist):
-    """cut_level[i]: the level of the cut after position i; hist[s, L]: cuts of level L."""
-    cdef int64_t s, a, b, i, e0, e1, v
+               const int64_t[:] dur, const int64_t[:] which, int8_t[:] cut_level,
+               int64_t[:, :] hist):
+    """For the segments in `which`: cut_level[i], the level of the cut after position i, and
+    hist[s, L], the segment's cuts of level L."""
+    cdef int64_t k, s, a, b, i, e0, e1, v
     cdef int level
     with nogil:
-        for s in range(seg_start.shape[0] - 1):
+        for k in range(which.shape[0]):
+            s = which[k]
             a = seg_start[s]
             b = seg_start[s + 1]
             for i in range(a, b - 1):
@@ -134,15 +142,17 @@ def plan_levels(const int64_t[:] seg_size, const int64_t[:, :] items, int32_t[:,
 
 def build_lists(const pos_t[:] perm, const int64_t[:] seg_start, const int64_t[:] dur,
                 const int8_t[:] cut_level, const int64_t[:] list_seg,
-                const int64_t[:] list_level, const int64_t[:] list_off, pos_t[:] cuts,
-                pos_t[:] longest):
-    """Fills every stored list from the segment's previous one (or its raw events)."""
-    cdef int64_t previous = -1, j, s, level, lo, hi, out, best, k, cut, item_best
+                const int64_t[:] list_level, const int64_t[:] list_off, const int64_t[:] which,
+                pos_t[:] cuts, pos_t[:] longest):
+    """Fills the stored lists in `which` (ascending, each segment's lists all together), each
+    from its segment's previous one (or the segment's raw events)."""
+    cdef int64_t previous = -1, w, j, s, level, lo, hi, out, best, k, cut, item_best
     with nogil:
-        for j in range(list_seg.shape[0]):
+        for w in range(which.shape[0]):
+            j = which[w]
             s = list_seg[j]
             level = list_level[j]
-            if j == 0 or list_seg[j - 1] != s:
+            if w == 0 or list_seg[which[w - 1]] != s:
                 previous = -1
             if previous < 0:
                 lo = seg_start[s]

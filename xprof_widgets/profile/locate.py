@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ProfileError
+from .mapped import MappedFile, map_file
 from .ranks import distinct_ranks, head_rank, name_rank, rank_host
 
 XPLANE_SUFFIX = ".xplane.pb"
@@ -215,6 +216,11 @@ class FileSystem:
                 return f.read()
         except OSError as exc:
             raise ProfileError(f"{path}: cannot be read ({exc}).") from exc
+
+    def map(self, path: str) -> bytes | MappedFile:
+        """The file's bytes for a decoder that only reads them: a local file is mapped
+        (profile/mapped.py), a remote one read."""
+        return self.read(path) if self.remote else map_file(path)
 
     def _call(self, path: str, method: Any, *args: Any, timed: bool = True, **kwargs: Any) -> Any:
         """One remote operation; a bounded wait on async filesystems (fsspec's `timeout`)."""

@@ -23,6 +23,7 @@ from .release import release_memory
 from .trace_data import HostTrace
 
 PS_PER_US = 1_000_000
+_COUNT_BLOCK = 1 << 22  # events per bincount in events_per_meta_row
 T = TypeVar("T")
 
 
@@ -159,6 +160,15 @@ class Profile:
         return np.array([n for h in self._hosts for n in h.display_names], dtype=object)
 
     @cached_property
+    def events_per_meta_row(self) -> np.ndarray:
+        """How many events each metadata row names, counted a block at a time: one bincount
+        of all events would make an int64 copy of `meta` (400 MB at 5e7 events)."""
+        counts = np.zeros(len(self.metadata), np.int64)
+        for lo in range(0, self.n_events, _COUNT_BLOCK):
+            counts += np.bincount(self.meta[lo:lo + _COUNT_BLOCK], minlength=counts.shape[0])
+        return counts
+
+    @cached_property
     def derived(self) -> np.ndarray:
         """Per event: True where the event is made from others as XProf's trace viewer derives
         it (step names aside: framework rows, thread-pool regions), not read from the file."""
@@ -169,9 +179,13 @@ class Profile:
     def n_events(self) -> int:
         return int(self.start_ps.shape[0])
 
-    @property
+    @cached_property
     def duration_us(self) -> float:
-        return float((self.start_ps + self.duration_ps).max()) / PS_PER_US
+        """The last event's end: one compiled pass, no column-sized sum made for it."""
+        if not self.n_events:
+            raise ValueError(f"{self.source}: the profile has no events, so no duration")
+        whole = np.array([0, self.n_events], np.int64)
+        return float(range_max(self.start_ps, self.duration_ps, whole[:1], whole[1:])[0]) / PS_PER_US
 
     # ---- events ---------------------------------------------------------------------------
     def track_ids(self, track: int | str | list | None = None) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfileError
 from .cache import PROFILES, cache_key
-from .locate import HostFile, find_runs, host_name, runs_table
+from .locate import FileSystem, HostFile, find_runs, host_name, runs_table
 from .memory_guard import check_memory
 from .model import Profile
 from .ranks import settle_ranks
@@ -63,7 +63,7 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
 
     def decode() -> Profile:
         check_memory(fs, files, chosen.path)
-        traces = [_decode(fs.read(fs.strip(f.path)), f) for f in files]
+        traces = [_decode(fs, f) for f in files]
         if all(f.format == "chrome" for f in files):  # PyTorch's ranks, by their headers
             traces = settle_ranks(traces, [host_name(f.path) for f in files])
         return Profile(traces, source=path, run=chosen.run, runs=runs_found)
@@ -85,9 +85,10 @@ def _is_pod(value: Any) -> bool:
     return pod is not None and isinstance(value, pod.PodProfile)
 
 
-def _decode(data: bytes, file: HostFile) -> HostTrace:
-    if file.format == "xspace":
+def _decode(fs: FileSystem, file: HostFile) -> HostTrace:
+    path = fs.strip(file.path)
+    if file.format == "xspace":  # read from a mapping: its pages are the OS's, not a copy
         from .xspace import decode_xspace
-        return decode_xspace(data, file.path, file.host)
+        return decode_xspace(fs.map(path), file.path, file.host)
     from .chrome import decode_chrome
-    return decode_chrome(data, file.path, file.host)
+    return decode_chrome(fs.read(path), file.path, file.host)

@@ -484,7 +484,7 @@ def _counter_filter(profile: Profile, tracks: list[int]) -> str:
     ids = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in
                           zip(t["first_event"], t["end_event"], strict=True)])
     metas = np.unique(profile.meta[ids])
-    everywhere = np.bincount(profile.meta, minlength=int(metas.max(initial=0)) + 1)[metas]
+    everywhere = profile.events_per_meta_row[metas]
     if int(everywhere.sum()) == ids.shape[0]:
         return f"meta NOT IN ({', '.join(map(str, metas.tolist()))})" if len(metas) else ""
     return f"track_id NOT IN ({', '.join(map(str, tracks))})"

@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError
 from ..errors import ProfileError
 from . import _wire
 from .derived import MetadataRows, region_marks
+from .mapped import MappedFile, ensure_intact, release
 from .ordering import (
     GPU_PREFIX,
     INTERNAL_EVENTS,
@@ -57,8 +58,9 @@ its newer one, as counters)."""
 _UINT64 = (1 << 64) - 1
 
 
-def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
-    """Decodes a serialized XSpace; `source` names the file in error messages."""
+def decode_xspace(data: bytes | MappedFile, source: str, host: str) -> HostTrace:
+    """Decodes a serialized XSpace (its bytes, or a mapping of its file that the result keeps
+    for the per-event details); `source` names the file in error messages."""
     if not data:
         raise ProfileError(f"{source}: the file is empty (0 bytes); expected a serialized XSpace. "
                            "Capture the profile again; the writer may have been interrupted.")
@@ -66,7 +68,8 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
     threads = decode_threads()
     planes, spans, lines, line_names, chunks = _layout(buf, source, threads)
     plane_spans = [spans[spans[:, 0] == k] for k in range(planes.shape[0])]
-    events = _EventFill(buf, source, chunks, lines)
+    release(data)  # the layout pass read every page; the fill reads each page once more
+    events = _EventFill(data, buf, source, chunks, lines)
     # The events decode on worker threads from the metadata ids alone while this thread
     # parses the headers; should the parsed headers give other rows (a plane that does not
     # parse), they decode again.
@@ -94,10 +97,15 @@ def decode_xspace(data: bytes, source: str, host: str) -> HostTrace:
         results = events.wait(events.start(_lookup(tables.row_maps, unreadable), threads,
                                            None))
     lines, shift_ps, columns, dropped = events.columns(results, tables, unreadable)
-    return _assemble(data, source, host, space, headers, tables, planes[:, 0].copy(), lines,
-                     line_names, shift_ps, columns, dropped, warnings)
+    trace = _assemble(data, source, host, space, headers, tables, planes[:, 0].copy(), lines,
+                      line_names, shift_ps, columns, dropped, warnings)
+    release(data)  # the decode read every page; the details will read back only a few
+    return trace
 
 
+_RELEASE_BATCH = 32
+"""Chunks filled between two hand-backs of file pages (2M events, some 40 MB of file): few
+enough calls that their cost is nothing, small enough that little of the file is resident."""
 _CHUNK_EVENTS = 1 << 16
 """Events a worker thread decodes at a time: small enough to share a few lines among many
 threads evenly, large enough that the chunk table stays small (800 rows for 5e7 events)."""
@@ -245,10 +253,13 @@ def _same_rows(scanned: list[tuple[np.ndarray, np.ndarray]] | None,
 
 class _EventFill:
     """The event columns (metadata row, offset, duration, record), each allocated once at its
-    final size and filled in place, chunk by chunk, on worker threads."""
+    final size and filled in place, chunk by chunk, on worker threads. Each batch of chunks
+    hands its file pages back when done (mapped files), so the file and the columns are not
+    resident together."""
 
-    def __init__(self, buf: np.ndarray, source: str, chunks: np.ndarray, lines: np.ndarray):
-        self.buf, self.source, self.chunks, self.lines = buf, source, chunks, lines
+    def __init__(self, data: bytes | MappedFile, buf: np.ndarray, source: str,
+                 chunks: np.ndarray, lines: np.ndarray):
+        self.data, self.buf, self.source, self.chunks, self.lines = data, buf, source, chunks, lines
         self.n = n = int(lines[-1, 6]) if lines.shape[0] else 0
         # A file under 4 GiB needs 4 bytes per record offset, not 8.
         self.record = np.empty(n, np.uint32 if buf.shape[0] < 2**32 - 1 else np.int64)
@@ -257,9 +268,22 @@ class _EventFill:
         self.plane_of_line = np.ascontiguousarray(lines[:, 0])
 
     def _fill(self, lookup: tuple, part: np.ndarray, raw: np.ndarray | None = None) -> tuple:
-        return _wire.fill_events(self.buf, part, self.plane_of_line, *lookup, _TIME_LIMIT_PS,
-                                 self.meta, np.empty(0, np.int64) if raw is None else raw,
-                                 self.offset, self.duration, self.record)
+        """fill_events over the part's chunks, _RELEASE_BATCH at a time; the first error, the
+        ids without a row and the suspect times summed over the batches."""
+        missing = suspect = 0
+        for lo in range(0, part.shape[0], _RELEASE_BATCH):
+            batch = part[lo:lo + _RELEASE_BATCH]
+            status, where, no_row, odd = _wire.fill_events(
+                self.buf, batch, self.plane_of_line, *lookup, _TIME_LIMIT_PS, self.meta,
+                np.empty(0, np.int64) if raw is None else raw, self.offset, self.duration,
+                self.record)
+            if status != _wire.OK:
+                return status, where, missing + no_row, suspect + odd
+            missing, suspect = missing + no_row, suspect + odd
+            after = part[lo + _RELEASE_BATCH:lo + _RELEASE_BATCH + 1]  # the next chunk, if any
+            end = after[0, 1] if after.shape[0] and after[0, 0] == batch[-1, 0] else batch[-1, 2]
+            release(self.data, int(batch[0, 1]), int(end))
+        return _wire.OK, 0, missing, suspect
 
     def start(self, lookup: tuple, threads: int, pool: ThreadPoolExecutor | None) -> list:
         """Decodes every chunk with `lookup` (`_lookup`'s tables): on the pool's threads when
@@ -658,6 +682,11 @@ def _no_record(record: np.ndarray) -> int:
     return int(np.iinfo(record.dtype).max)
 
 
+_RELEASE_AFTER = 1 << 18
+"""Events a stat scan reads beyond which it hands the mapped file's pages back afterwards;
+smaller ones (a click's details, a window's events) keep them for the next."""
+
+
 class XSpaceDetails:
     """Per-event stats read back from the file bytes by each event's record offset; derived
     events (no record) have none."""
@@ -687,6 +716,7 @@ class XSpaceDetails:
         if not self._in_file(np.array([event]))[0]:
             return {}
         names = self._stat_names[int(self._plane_of(np.array([event]))[0])]
+        ensure_intact(self._data)
         pos = int(self._record[event])
         _, pos = _wire._varint(self._buf, pos, self._buf.shape[0])
         start, end = _wire._len_field(self._buf, pos, self._buf.shape[0])
@@ -724,6 +754,8 @@ class XSpaceDetails:
             codes, distinct = pd.factorize(np.array(raws, dtype=object))
             values = [r.decode("utf-8", "replace") for r in distinct] if code == 5 else list(distinct)
             out[at] = np.array(values, dtype=object)[codes]
+        if events.shape[0] >= _RELEASE_AFTER:  # strings were read after _scan's hand-back
+            release(self._data)
         refs = np.flatnonzero(kind == 7)
         for value in np.unique(ivalue[refs]).tolist():
             hit = refs[ivalue[refs] == value]
@@ -780,8 +812,11 @@ class XSpaceDetails:
         ivalue = np.zeros(n, np.int64)
         fvalue = np.zeros(n, np.float64)
         span = np.zeros((n, 2), np.int64)
+        ensure_intact(self._data)
         status = _wire.scan_stat(self._buf, self._record[events], targets, any_stat, kind,
                                  ivalue, fvalue, span)
         if status != _wire.OK:
             raise ProfileError(f"{self.source}: event stats are corrupt ({_WIRE_ERRORS[status]}).")
+        if n >= _RELEASE_AFTER:  # a tool's pass over many events: its pages go back
+            release(self._data)
         return kind, ivalue, fvalue, span

@@ -17,14 +17,15 @@ from .._native.lod import (
     SEGMENT_END,
     build_lists,
     build_rmq,
+    count_segments,
     cut_levels,
     level_of,
+    place_segments,
     plan_levels,
-    sort_by_segment,
     window_ranges,
     window_runs,
 )
 
 __all__ = ["MIN_ITEMS", "N_LEVELS", "RMQ_BLOCK", "SEGMENT_END", "build_lists", "build_rmq",
-           "cut_levels", "level_of", "plan_levels", "sort_by_segment", "window_ranges",
-           "window_runs"]
+           "count_segments", "cut_levels", "level_of", "place_segments", "plan_levels",
+           "window_ranges", "window_runs"]

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import PS_PER_US, Profile
+from ..profile.threads import balanced, decode_threads, run_parts
 from . import _lod
 from .counters import CounterIndex
 from .details import aggregate, details
@@ -42,6 +43,17 @@ from .search import MAX_HITS, SearchResult, search
 from .window import Window
 
 _RMQ_LEVELS = 3
+
+
+def _parts(ids: np.ndarray, weights: np.ndarray, threads: int) -> list[np.ndarray]:
+    """`ids` in up to `threads` groups of about equal weight (events), each ascending."""
+    groups = balanced(weights.tolist(), threads) if ids.shape[0] else [[]]
+    return [ids[np.asarray(group, np.int64)] for group in groups]
+
+
+def _on_parts(kernel: Callable, before: tuple, parts: list[np.ndarray], after: tuple) -> None:
+    """kernel(*before, part, *after) for every part, one thread each (run_parts)."""
+    run_parts(lambda part: kernel(*before, part, *after), parts)
 
 
 def trace_index(profile: Profile, progress: Callable[[float], None] | None = None
@@ -72,17 +84,28 @@ class TraceIndex:
 
         n = int((end - first)[is_slices].sum())
         pos = np.int32 if n < np.iinfo(np.int32).max else np.int64
+        # The kernels run per track or segment on worker threads (they release the GIL), on
+        # disjoint parts of the same arrays, so the result is the one-thread result.
+        threads = decode_threads()
+        slices = np.flatnonzero(is_slices)
+        track_parts = _parts(slices, (end - first)[slices], threads)
+        self.seg_start = np.zeros(n_seg + 1, np.int64)
+        common = (first, end, self.track_segment, profile.depth)
+        _on_parts(_lod.count_segments, common, track_parts, (self.seg_start,))
+        np.cumsum(self.seg_start, out=self.seg_start)
+        fill = self.seg_start[:-1].copy()
         self.perm = np.empty(n, pos)
-        self.seg_start = np.empty(n_seg + 1, np.int64)
-        _lod.sort_by_segment(first[is_slices], end[is_slices], self.track_segment[is_slices],
-                             profile.depth, self.perm, self.seg_start)
+        _on_parts(_lod.place_segments, common, track_parts, (fill, self.perm))
+        del fill
         report(0.3)
         start, dur = profile.start_ps, profile.duration_ps
+        seg_size = np.diff(self.seg_start)
+        seg_parts = _parts(np.arange(n_seg), seg_size, threads)
         cut_level = np.empty(n, np.int8)
         hist = np.zeros((n_seg, _lod.N_LEVELS), np.int64)
-        _lod.cut_levels(self.perm, self.seg_start, start, dur, cut_level, hist)
+        _on_parts(_lod.cut_levels, (self.perm, self.seg_start, start, dur), seg_parts,
+                  (cut_level, hist))
         report(0.6)
-        seg_size = np.diff(self.seg_start)
         items = np.where(seg_size[:, None] > 0, 1 + np.cumsum(hist[:, ::-1], axis=1)[:, ::-1], 0)
         n_lists, total = _lod.plan_levels(seg_size, items, None, None, None, None)
         self.seg_list = np.empty((n_seg, _lod.N_LEVELS), np.int32)
@@ -94,8 +117,13 @@ class TraceIndex:
         self.list_len = np.diff(np.append(self.list_off, total))
         self.cuts = np.empty(total, pos)
         self.longest = np.empty(total, pos)
-        _lod.build_lists(self.perm, self.seg_start, dur, cut_level, list_seg, self.list_level,
-                         self.list_off, self.cuts, self.longest)
+        in_part = np.zeros(n_seg, np.int64)
+        for k, part in enumerate(seg_parts):
+            in_part[part] = k
+        list_parts = [np.flatnonzero(in_part[list_seg] == k) for k in range(len(seg_parts))]
+        _on_parts(_lod.build_lists, (self.perm, self.seg_start, dur, cut_level, list_seg,
+                                     self.list_level, self.list_off), list_parts,
+                  (self.cuts, self.longest))
         del cut_level
         report(0.85)
         self.rmq = tuple(np.empty(max(1, -(-n // _lod.RMQ_BLOCK ** (k + 1))), pos)

@@ -110,12 +110,6 @@ class SearchResult:
         return None if event < 0 else int(event)
 
 
-def events_per_row(profile: Profile) -> np.ndarray:
-    """How many events each metadata row names (counted once per profile)."""
-    return profile.memo(("events_per_meta_row",), lambda: np.bincount(
-        profile.meta, minlength=len(profile.metadata)))
-
-
 def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool = False,
            limit: int = MAX_HITS, match: str = "any") -> SearchResult:
     """Every event whose display or full name matches `pattern` (`/.../`: a regular expression,
@@ -131,7 +125,7 @@ def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool
         n_hits, n = _first_hits(profile.meta, profile.start_ps, rows, bounds, out)
     else:
         n_hits, n = 0, 0
-    per_row = events_per_row(profile)
+    per_row = profile.events_per_meta_row
     n_by = {"name": int(per_row[by_name].sum()), "text": int(per_row[by_text].sum())}
     ordered = out[:n].copy()
     return SearchResult(
