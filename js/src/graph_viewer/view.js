@@ -507,7 +507,7 @@ export class GraphView {
     this.card.replaceChildren(h("h4", {}, node.name),
       h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
       h("pre", {}, this.graph.hlo[row] ?? ""), source, h("div", {}, buttons));
-    if (node.source) this.loadSource(node.name, source);
+    if (node.source) this.loadSource(row, source);
     this.card.hidden = false;
     this.card.dataset.name = node.name;
     this.placeCard(row);
@@ -515,11 +515,12 @@ export class GraphView {
 
   /** The op's source stack, and the lines around a frame where its file is on the kernel's
    * machine (lib/source_panel.js). */
-  loadSource(op, box) {
-    const module = this.graph.module;
+  loadSource(row, box) {
+    const { module } = this.graph;
+    const op = this.graph.nodes[row].name;
+    const replace = () => { if (!this.disposed && !this.card.hidden && this.card.dataset.name === op) this.placeCard(row); };
     box.replaceChildren(sourcePanel(
-      (frame) => request(this.model, "source", { module, op, frame }, { channel: "source" }),
-      { onChange: () => { if (this.pinned !== null && !this.disposed) this.placeCard(this.pinned); } }));
+      (frame) => request(this.model, "source", { module, op, frame }, { channel: "source" }), { onChange: replace }));
   }
 
   /** The card beside its node (right of it, else left of it), never over it, inside the stage

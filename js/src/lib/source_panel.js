@@ -6,7 +6,7 @@ import { h } from "./dom.js";
 
 const CSS = `
 .xw-src { margin: 4px 0; font-size: 11px; }
-.xw-src-frames { list-style: none; margin: 0 0 4px; padding: 0; max-height: 9em; overflow: auto; }
+.xw-src-frames { list-style: none; margin: 0 0 4px; padding: 0; max-height: 6.5em; overflow: auto; }
 .xw-src .xw-src-frame { display: block; width: 100%; text-align: left; font: inherit; font-size: 11px; margin: 0;
   padding: 1px 4px; border: 0; background: none; color: var(--xw-fg); cursor: pointer; overflow-wrap: anywhere; }
 .xw-src .xw-src-frame:hover { background: var(--xw-panel2); }
