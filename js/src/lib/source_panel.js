@@ -1,7 +1,7 @@
 // The source panel of the Graph Viewer's card and the Trace Viewer's details: an op's source
 // stack, innermost frame first, one row per frame (`function  file:line`); under it the lines
 // around the chosen frame (the first at first), its own line marked, or why they cannot be
-// shown. The kernel reads the file the profile names; the panel only says which frame.
+// shown (the chosen row names the file). The kernel reads the file the profile names; the panel only says which frame.
 import { h } from "./dom.js";
 
 const CSS = `
@@ -38,9 +38,7 @@ export function sourcePanel(fetchFrame, { onChange = null } = {}) {
     if (!answer) return;
     const c = answer.content;
     frames.replaceChildren(...(c.frames ?? []).map((f, i) => h("li", {}, frameRow(f, i === c.frame, () => show(i)))));
-    lines.replaceChildren(c.missing
-      ? missing(c.frames?.length ? `${c.file}:${c.line}: ${c.missing}` : c.missing)
-      : code(c.first, c.lines, c.line));
+    lines.replaceChildren(c.missing ? missing(c.missing) : code(c.first, c.lines, c.line));
     onChange?.();
   };
   show(0);
