@@ -296,7 +296,8 @@ def test_host_steps_on_several_gpus_average_the_chips(tmp_path):
     python, gpu0, gpu1 = [], [], []
     for k in range(STEPS):
         t = 200 * k
-        python += [ev("train", t, 100, _r=1, step_num=k), ev("load_batch", t, 10)]
+        python += [ev("train", t, 100, _r=1, step_num=k), ev("load_batch", t, 10),
+                   ev("cudaLaunchKernel", t + 92, 3, correlation_id=k)]
         gpu0 += [ev("sgemm", t + 10, 50), ev("ncclAllReduce", t + 60, 10)]
         gpu1 += [ev("sgemm", t + 10, 30), ev("MemcpyH2D", t + 45, 5)]
     result = analyze_input_pipeline(open_space(tmp_path, [
@@ -309,7 +310,8 @@ def test_host_steps_on_several_gpus_average_the_chips(tmp_path):
     assert row["collectives_us"] == pytest.approx(10 / 2)  # the NCCL all-reduce
     assert row["host_to_device_us"] == pytest.approx(5 / 2)
     assert row["input_us"] == pytest.approx(10)
-    assert row["other_us"] == pytest.approx(100 - 40 - 5 - 2.5 - 10)
+    assert row["kernel_launch_us"] == pytest.approx(3)  # while both GPUs idle
+    assert row["other_us"] == pytest.approx(100 - 40 - 5 - 2.5 - 10 - 3)
 
 
 DATA = Path(__file__).parent.parent / "data"

@@ -1,8 +1,8 @@
 """The overview page: what ran where, how long a step takes and why, which ops to look at.
 
-It is a summary of the other analyses (steps and their breakdown from the input pipeline,
-ops from the op profile, framework ops from the framework op stats), so it never disagrees with
-them. A part that cannot be computed (no steps, no ops) is replaced by the sentence saying why,
+It is a summary of the other analyses (steps from the input pipeline, split by the step
+breakdown every tool shares, analysis/step_breakdown.py; ops from the op profile; framework ops
+from the framework op stats), so it never disagrees with them. A part that cannot be computed (no steps, no ops) is replaced by the sentence saying why,
 not dropped silently.
 
 As XProf's overview page: the run environment (hosts, device type, device cores; a CPU-only run
