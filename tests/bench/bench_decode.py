@@ -6,7 +6,10 @@ Prints one Markdown table: per size and thread count (XPROF_WIDGETS_THREADS), se
 events/s to a decoded Profile with its track table (fresh process, compiled scanners already
 cached on disk), the user and system CPU seconds and minor page faults of that call alone (the
 system time is mostly the kernel handing out fresh pages), faults per 1,000 events, peak RSS,
-bytes per event the Profile keeps, the speedup over one thread, and XProf's first
+bytes per event the Profile keeps (a mapped file is the page cache's, not counted), the
+speedup over one thread, the seconds from `import xprof_widgets` to the Trace Viewer's first
+window (open, index, answer; a fresh process), the peak RSS with the Trace Viewer and all four
+tools open and answered (bench_cold's sequence; last thread count only), and XProf's first
 `trace_viewer@` call on the same file (measured when xprof is installed, else the figures in
 FACTS.md, marked "published"). A second table splits one decode (on one thread) into its stages,
 with the bytes numpy and Python allocated at the decode's peak and kept after it (tracemalloc).
@@ -16,7 +19,21 @@ from __future__ import annotations
 
 import argparse
 
+from bench_cold import ALL_TOOLS, ASK
 from common import measure, synthetic_file, table, xprof_python, xprof_trace_viewer
+
+THREADS = """
+import os
+os.environ["XPROF_WIDGETS_THREADS"] = {threads!r}
+"""
+FIRST_WINDOW = THREADS + """
+t = time.perf_counter()
+import xprof_widgets as xw
+{ask}
+viewer = xw.TraceViewer({path!r})
+first_window(viewer)
+result = {{"first_s": time.perf_counter() - t}}
+"""
 
 DECODE = """
     import os
@@ -29,8 +46,10 @@ DECODE = """
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_SELF)
     host = profile._hosts[0]
+    data = host.details._data  # a mapping is the page cache's, not the Profile's
     kept = sum(a.nbytes for a in (profile.start_ps, profile.duration_ps, profile.meta,
-                                  profile.depth, host.details._record)) + len(host.details._data)
+                                  profile.depth, host.details._record)) + \
+        (len(data) if isinstance(data, bytes) else 0)
     result = {{"seconds": seconds, "events": profile.n_events, "kept_bytes": kept,
                "user": after.ru_utime - before.ru_utime, "sys": after.ru_stime - before.ru_stime,
                "faults": after.ru_minflt - before.ru_minflt}}
@@ -40,6 +59,7 @@ STAGES = """
     import os
     os.environ["XPROF_WIDGETS_THREADS"] = "1"
     import tracemalloc
+    from xprof_widgets.profile.mapped import map_file
     from xprof_widgets.profile.model import Profile
     from xprof_widgets.profile.xspace import decode_xspace
 
@@ -51,15 +71,15 @@ STAGES = """
         return value, [time.perf_counter() - t, after.ru_utime - before.ru_utime,
                        after.ru_stime - before.ru_stime, after.ru_minflt - before.ru_minflt]
 
-    data, read = stage(lambda: open({path!r}, "rb").read())
+    data, read = stage(lambda: map_file({path!r}))
     trace, decode = stage(lambda: decode_xspace(data, {path!r}, "host"))
     _, build = stage(lambda: Profile([trace], source={path!r}))
     del trace, _
     tracemalloc.start()  # a second decode, traced: tracemalloc would slow the timed one
-    trace = decode_xspace(data, {path!r}, "host")
+    trace = decode_xspace(map_file({path!r}), {path!r}, "host")
     kept, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    result = {{"read": read, "decode": decode, "profile": build, "events": trace.n_events,
+    result = {{"map": read, "decode": decode, "profile": build, "events": trace.n_events,
                "decode_peak_mb": peak / 1e6, "decode_kept_mb": kept / 1e6}}
 """
 
@@ -81,16 +101,22 @@ def main() -> None:
         one = None
         for threads in args.threads:
             ours = measure(DECODE.format(path=str(path), threads=str(threads)))
+            first = measure(FIRST_WINDOW.format(path=str(path), threads=str(threads),
+                                                ask=ASK))
+            tools = measure(THREADS.format(threads=str(threads)) + ALL_TOOLS.format(
+                ask=ASK, path=str(path), pattern="fusion")) \
+                if threads == args.threads[-1] else {"peak_rss_mb": ""}
             one = one or ours
             rows.append([label, threads, ours["events"], path.stat().st_size / 2**20,
                          ours["seconds"], ours["user"], ours["sys"], ours["faults"],
                          ours["faults"] / ours["events"] * 1000,
                          ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
                          ours["kept_bytes"] / ours["events"], one["seconds"] / ours["seconds"],
+                         first["first_s"], tools["peak_rss_mb"],
                          x_s, x_mb, source, x_s / ours["seconds"],
                          x_mb / ours["peak_rss_mb"]])
         split = measure(STAGES.format(path=str(path)))
-        for name in ("read", "decode", "profile"):
+        for name in ("map", "decode", "profile"):
             wall, user, system, faults = split[name]
             stages.append([label, name, wall, user, system, faults,
                            faults / split["events"] * 1000,
@@ -98,7 +124,8 @@ def main() -> None:
                            split["decode_kept_mb"] if name == "decode" else ""])
     print(table(["N", "threads", "events", "file MiB", "open s", "user s", "sys s",
                  "minor faults", "faults/1k events", "M events/s", "peak RSS MB",
-                 "kept B/event", "vs 1 thread", "XProf s", "XProf RSS MB", "XProf figures",
+                 "kept B/event", "vs 1 thread", "first window s", "all tools peak RSS MB",
+                 "XProf s", "XProf RSS MB", "XProf figures",
                  "speedup", "RSS ratio"], rows))
     print()
     print(table(["N", "stage", "wall s", "user s", "sys s", "minor faults", "faults/1k events",
