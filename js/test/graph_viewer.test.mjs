@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { shareFill } from "../src/graph_viewer/fill.js";
 import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph } from "../src/graph_viewer/layout.js";
+import { packLayout, unpackLayout } from "../src/graph_viewer/packed.js";
 import { decodeGraph } from "../src/graph_viewer/wire.js";
 
 /** Rows of columns ({name: [...], opcode: [...]}) as objects. */
@@ -102,8 +103,17 @@ test("the binary reply decodes to rows: strings by table index, UTF-16 ends, NaN
   const buffers = [new TextEncoder().encode(table.join("")), bytesOf(ends), bytesOf(new Int32Array([0, 1, 2, -1, 3, 4, 5])),
     bytesOf(new Float64Array([2.5, NaN])), bytesOf(new Int32Array([0, 1])), bytesOf(new Int32Array([0, 0, 1, 2]))];
   const { nodes, edges, hlo } = decodeGraph(header, buffers);
-  assert.deepEqual(nodes, [{ name: "a.1", opcode: "add", shape: "f32[]", fusion: null, source: "π.py:3",
+  const fields = ["name", "opcode", "shape", "fusion", "source", "op_name", "time_us", "time_share", "distance", "expanded"];
+  assert.deepEqual(nodes.map((node) => Object.fromEntries(fields.map((f) => [f, node[f]]))), [{ name: "a.1", opcode: "add", shape: "f32[]", fusion: null, source: "π.py:3",
     op_name: "\u{1d70b}", time_us: 2.5, time_share: NaN, distance: 0, expanded: true }]);
-  assert.deepEqual(hlo, ["%a.1 = add()"]);
+  assert.equal(hlo(0), "%a.1 = add()");
   assert.deepEqual(edges, [{ source: "a.1", target: "a.1", operand_index: 1, shape: "f32[]" }]);
+});
+
+test("a layout packed into typed arrays (worker to page) unpacks to the same boxes, edges and labels", () => {
+  const out = layoutGraph(NODES, EDGES);
+  const { message, transfer } = packLayout(out);
+  assert.ok(transfer.every((b) => b instanceof ArrayBuffer));
+  const withoutLines = { ...out, nodes: out.nodes.map(({ lines, ...box }) => box) };
+  assert.deepEqual(unpackLayout(structuredClone(message, { transfer })), withoutLines);
 });

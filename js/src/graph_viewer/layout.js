@@ -3,11 +3,10 @@
 // of our own beyond (linear time: dagre takes seconds at 500 nodes, minutes at thousands). Pure:
 // rows in, boxes out; run in a Web Worker by the view (worker.js).
 import dagre from "@dagrejs/dagre";
+import { boxOf } from "./labels.js";
 
-const CHAR_W = 6.4; // px per character of the 11px label font, a little generous
-const LINE_H = 14;
-const PAD = 8;
-const SHAPE_CHARS = 44; // a tuple's shape can be thousands of characters: labels cut it
+export { boxOf, cut, labelLines } from "./labels.js";
+
 const CLUSTER = "cluster:";
 const NODESEP = 18;
 const RANKSEP = 34;
@@ -18,21 +17,6 @@ export const DAGRE_MAX = 400;
 /** The layout for this many nodes: dagre's up to DAGRE_MAX, the layered one beyond. */
 export function layout(nodes, edges, options = {}) {
   return nodes.length <= DAGRE_MAX ? layoutGraph(nodes, edges, options) : layeredLayout(nodes, edges, options);
-}
-
-/** Text lines of a node's label: name, opcode, shape, and with metadata op name and source. */
-export function labelLines(node, showMetadata) {
-  const lines = [node.name, node.opcode, cut(node.shape, SHAPE_CHARS)];
-  if (showMetadata) {
-    if (node.op_name) lines.push(cut(node.op_name, SHAPE_CHARS));
-    if (node.source) lines.push(cut(node.source, SHAPE_CHARS));
-  }
-  return lines;
-}
-
-export function cut(text, n) {
-  const s = String(text ?? "");
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
 /**
@@ -78,12 +62,6 @@ export function layoutGraph(nodes, edges, { showMetadata = false } = {}) {
   // A cluster holds its nested clusters: draw the outer ones first.
   out.clusters.sort((a, b) => b.width * b.height - a.width * a.height);
   return out;
-}
-
-/** A node's label lines and its box's size around them. */
-export function boxOf(node, showMetadata) {
-  const lines = labelLines(node, showMetadata);
-  return { lines, width: Math.max(...lines.map((t) => t.length)) * CHAR_W + 2 * PAD, height: lines.length * LINE_H + PAD };
 }
 
 /**

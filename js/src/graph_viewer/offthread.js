@@ -6,7 +6,7 @@ import WORKER_SOURCE from "./worker.js?worker";
 
 /** The worker's code run on this thread: a function from a request to its reply. */
 function onThisThread() {
-  const scope = { postMessage: (data) => scope.reply(data) };
+  const scope = { postMessage: (data) => scope.reply(data) }; // the transfer list: nothing to do
   new Function("self", WORKER_SOURCE)(scope); // eslint-disable-line no-new-func
   return (request) => {
     let reply;
@@ -26,18 +26,21 @@ export class Layouter {
     this.onThread = false; // true once a worker failed to start: layouts run here
   }
 
-  /** The layout of `nodes`/`edges` (layout.js's shape), or null when a newer one replaced it. */
-  run(nodes, edges, options) {
+  /** The layout of the graph reply `header`/`buffers` (wire.js decodes it in the worker), in
+   * packed.js's form, or null when a newer one replaced it. The buffers are copied to the worker
+   * (a memcpy), not transferred: the transport may hold them in one larger buffer. */
+  run(header, buffers, options) {
     this.cancel();
     if (!this.onThread && !this.start()) this.onThread = true;
+    const request = { header, buffers, options };
     if (this.onThread) {
       this.here ??= onThisThread();
-      return Promise.resolve().then(() => this.here({ id: 0, nodes, edges, options }));
+      return Promise.resolve().then(() => this.here({ id: 0, ...request }));
     }
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };
-      this.worker.postMessage({ id, nodes, edges, options });
+      this.worker.postMessage({ id, ...request });
     });
   }
 

@@ -12,8 +12,10 @@ import { sourcePanel } from "../lib/source_panel.js";
 import { onThemeChange, palette } from "../lib/theme.js";
 import { RequestError, request } from "../lib/transport.js";
 import { shareFill } from "./fill.js";
+import { LINE_H, labelLines } from "./labels.js";
 import { Layouter } from "./offthread.js";
 import { OVERVIEW_ZOOM, Overview } from "./overview.js";
+import { unpackLayout } from "./packed.js";
 import { CSS } from "./style.js";
 import { decodeGraph } from "./wire.js";
 
@@ -24,7 +26,6 @@ const SEARCH_DELAY_MS = 200;
 const ZOOM_STEP = 1.25;
 const MIN_ZOOM = 0.02;
 const MAX_ZOOM = 8;
-const LINE_H = 14;
 const LABEL_ROOM = 16; // a cluster's title sits above its body, not over its first node
 const FRAME_BUDGET_MS = 10; // drawing a large graph yields to the page after this much per frame
 const SHOW_FIRST_MS = 300; // ... and shows what it has drawn after this long, then twice as long
@@ -203,9 +204,11 @@ export class GraphView {
     const started = performance.now();
     this.el.dataset.ready = "layout";
     this.status.textContent = `Laying out ${nodes.length.toLocaleString()} nodes…`;
+    const showMetadata = Boolean(this.model.get("show_metadata"));
     let layout;
     try {
-      layout = await this.layouter.run(nodes, edges, { showMetadata: Boolean(this.model.get("show_metadata")) });
+      const packed = await this.layouter.run(c, answer.buffers, { showMetadata });
+      layout = packed && unpackLayout(packed);
     } catch (error) {
       this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, `Layout failed: ${error.message}`));
       this.el.dataset.ready = "error";
@@ -213,7 +216,7 @@ export class GraphView {
     }
     if (layout === null || this.disposed || token !== this.refreshes) return;
     const laidOut = performance.now() - started;
-    this.graph = { nodes, edges, hlo, layout, module: c.module, op: c.op };
+    this.graph = { nodes, edges, hlo, layout, showMetadata, module: c.module, op: c.op };
     this.pinned = null;
     this.card.hidden = true;
     this.culled = false; // until draw() knows the new graph's size
@@ -239,7 +242,7 @@ export class GraphView {
   async draw() {
     const token = ++this.draws;
     const started = performance.now();
-    const { nodes, edges, layout } = this.graph;
+    const { nodes, edges, layout, showMetadata } = this.graph;
     const op = this.graph.op;
     const base = palette(this.el).bg;
     const fillOf = (share) => shareFill(share, base);
@@ -287,7 +290,7 @@ export class GraphView {
       const top = n.y - n.height / 2;
       const g = s("g", { class: cls, "data-name": node.name, "data-row": n.row },
         s("rect", { x: n.x - n.width / 2, y: top, width: n.width, height: n.height, rx: 3, fill: fill ?? undefined }),
-        n.lines.map((text, i) => s("text", { x: n.x, y: top + 4 + LINE_H * (i + 0.8), "text-anchor": "middle",
+        labelLines(node, showMetadata).map((text, i) => s("text", { x: n.x, y: top + 4 + LINE_H * (i + 0.8), "text-anchor": "middle",
           class: i === 0 ? "xw-gv-name" : undefined }, text)));
       this.nodeEls.set(node.name, g);
       return g;
@@ -506,7 +509,7 @@ export class GraphView {
     const source = h("div", { className: "xw-gv-source" });
     this.card.replaceChildren(h("h4", {}, node.name),
       h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
-      h("pre", {}, this.graph.hlo[row] ?? ""), source, h("div", {}, buttons));
+      h("pre", {}, this.graph.hlo(row)), source, h("div", {}, buttons));
     if (node.source) this.loadSource(row, source);
     this.card.hidden = false;
     this.card.dataset.name = node.name;
