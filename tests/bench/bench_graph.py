@@ -1,6 +1,7 @@
 """Graph Viewer scale: the neighbourhood of an op in a large synthetic HLO module.
 
     python tests/bench/bench_graph.py [--instructions 20000] [--repeat 5] [--browser]
+        [--elkjs DIR]   (DIR: node_modules/elkjs of `npm install --prefix DIR/.. elkjs`)
 
 A synthetic TPU training program (xprof_widgets/synthetic) with about --instructions
 instructions in its entry computation (fusion bodies come on top). Rows, each the median of
@@ -10,8 +11,9 @@ instructions in its entry computation (fusion bodies come on top). Rows, each th
 - warm: another op's neighbourhood on the indexed module, nodes() + edges() + to_dot();
   width 3, fusions merged and expanded; and the whole entry computation, fusions merged (the
   view's `whole_module`: all its instructions, one row each);
+- the widget's graph reply: its bytes (JSON header and binary columns) and Python seconds;
 - layout: js/src/graph_viewer/layout.js on those graphs under Node.js (dagre up to 400 nodes, the
-  layered layout beyond), one run each;
+  layered layout beyond), one run each; with --elkjs, ELK's layered layout of the same graphs;
 - with --browser, in real JupyterLab in headless Chromium (tests/e2e/harness.py), from the trait
   change to the graph drawn, on the page's clock: the neighbourhood at width 3 end to end (kernel,
   transfer, layout in the worker, draw), and the whole module: time to the first nodes drawn, to
@@ -38,6 +40,7 @@ from xprof_widgets.analysis.graph import ModuleGraph, Neighbourhood
 from xprof_widgets.profile.schema import HloProto
 from xprof_widgets.synthetic.hlo import build_hlo_proto
 from xprof_widgets.synthetic.program import layers_for, make_program
+from xprof_widgets.widgets.graph_wire import encode_graph
 
 
 def _module(instructions: int) -> bytes:
@@ -62,6 +65,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--browser", action="store_true",
                         help="also time the view in JupyterLab (headless Chromium)")
+    parser.add_argument("--elkjs", type=Path, help="an elkjs package folder (npm install "
+                        "elkjs): also time ELK's layered layout on the same graphs")
+    parser.add_argument("--elk-timeout", type=float, default=300,
+                        help="seconds before an ELK layout counts as not finished")
     args = parser.parse_args()
     data = _module(args.instructions)
     proto = HloProto.FromString(data)
@@ -104,16 +111,34 @@ def main() -> None:
     print(table(["case", "entry instructions", "module instructions", "nodes shown",
                  "cold s", "cold CPU s", "warm s", "warm CPU s"], rows))
     graph = _graph(data)
+    print(table(["the widget's graph reply", "nodes", "edges", "bytes", "Python s", "CPU s"],
+                [_reply(graph, ops[1], whole) for whole in (False, True)]))
     cases = [("width 3, fusions merged", Neighbourhood(graph, ops[0], 3, True)),
              ("width 3, fusions expanded", Neighbourhood(graph, ops[0], 3, False)),
              ("whole module, fusions merged", Neighbourhood(graph, ops[0], 3, True, whole=True))]
-    print(table(["layout under Node.js", "nodes", "edges", "layout", "ms"],
-                [[name, *_node_layout(nb)] for name, nb in cases]))
+    layouts = [[name, *_node_layout(nb)] for name, nb in cases]
+    if args.elkjs:
+        layouts += [[name, *_node_layout(nb, args.elkjs, args.elk_timeout)] for name, nb in cases]
+    print(table(["layout under Node.js", "nodes", "edges", "layout", "ms"], layouts))
     if args.browser:
         print(table(["in JupyterLab (Chromium)", "nodes", "layout ms", "first nodes ms",
-                     "drawn ms", "longest frame gap ms"], _browser(data, ops[0])))
+                     "drawn ms", "longest frame gap ms", "longest task ms"], _browser(data, ops[0])))
     print(f"load average {os.getloadavg()[0]:.1f}: CPU seconds are what wall seconds come to "
           "on an idle machine")
+
+
+def _reply(graph: ModuleGraph, op: str, whole: bool) -> list:
+    """[case, nodes, edges, bytes, wall s, CPU s] of the view's graph reply (fusions merged, width
+    3 or the whole module): rows, HLO lines and their binary columns (widgets/graph_wire.py),
+    on a module already indexed and its sources scanned (so what a second graph costs)."""
+    Neighbourhood(graph, op, 3, True, whole=whole).hlo_lines()
+    wall, cpu = time.perf_counter(), time.process_time()
+    nb = Neighbourhood(graph, op, 3, True, whole=whole)
+    nodes, edges = nb.nodes(), nb.edges()
+    header, buffers = encode_graph(nodes, edges, nb.hlo_lines())
+    took = [time.perf_counter() - wall, time.process_time() - cpu]
+    size = len(json.dumps(header)) + sum(len(b) for b in buffers)
+    return ["whole module" if whole else "width 3", len(nodes), len(edges), size, *took]
 
 
 LAYOUT_JS = Path(__file__).resolve().parents[2] / "js" / "src" / "graph_viewer" / "layout.js"
@@ -128,21 +153,65 @@ console.log(JSON.stringify({ ms, edges: out.edges.length, dagre: nodes.length <=
 """
 
 
-def _node_layout(nb: Neighbourhood) -> list:
-    """[nodes, edges, which layout, ms] of the view's layout of `nb`, timed under Node.js."""
+# ELK's layered algorithm on the same boxes (layout.js's boxOf), fusion clusters as nested
+# children, edges routed across them; elkjs from --elkjs (it is not a dependency of the view).
+ELK_TIMING = """
+import { readFileSync } from "node:fs";
+import { boxOf } from "%s";
+import ELK from "%s";
+const { nodes, edges } = JSON.parse(readFileSync(process.argv[1], "utf8"));
+const byName = new Map();
+const root = { id: "root", children: [], edges: [], layoutOptions: {
+  "elk.algorithm": "layered", "elk.direction": "DOWN", "elk.hierarchyHandling": "INCLUDE_CHILDREN",
+  "elk.spacing.nodeNode": "18", "elk.layered.spacing.nodeNodeBetweenLayers": "34" } };
+for (const node of nodes) {
+  const { width, height } = node.expanded ? {} : boxOf(node, false);  // ELK reads a key set to undefined
+  byName.set(node.name, node.expanded ? { id: node.name, children: [] } : { id: node.name, width, height });
+}
+for (const node of nodes) (node.fusion == null ? root : byName.get(node.fusion)).children.push(byName.get(node.name));
+const parent = new Map(nodes.map((node) => [node.name, node.fusion]));
+const chain = (name) => { const up = []; for (let p = parent.get(name); p != null; p = parent.get(p)) up.push(p); return up; };
+edges.forEach((e, i) => {  // each edge in the innermost cluster holding both ends
+  if (!byName.has(e.source) || !byName.has(e.target)) return;
+  const above = new Set(chain(e.source));
+  const common = chain(e.target).find((p) => above.has(p));
+  const holder = common == null ? root : byName.get(common);
+  (holder.edges ??= []).push({ id: "e" + i, sources: [e.source], targets: [e.target] });
+});
+const t = performance.now();
+await new ELK().layout(root);
+console.log(JSON.stringify({ ms: performance.now() - t, edges: edges.filter((e) => byName.has(e.source) && byName.has(e.target)).length }));
+"""
+
+
+def _node_layout(nb: Neighbourhood, elkjs: Path | None = None, timeout: float = 300) -> list:
+    """[nodes, edges, which layout, ms] of the view's layout of `nb` (or with `elkjs`, ELK's)
+    timed under Node.js; ms None when it runs past `timeout` seconds, ELK's error when it
+    fails."""
     frame = nb.nodes()
     nodes = frame.assign(fusion=frame["fusion"].where(frame["fusion"].notna(), None))
     rows = nodes[["name", "opcode", "shape", "fusion", "expanded"]].to_dict("records")
     edges = nb.edges().to_dict("records")
+    script = (NODE_TIMING % LAYOUT_JS.as_uri() if elkjs is None else
+              ELK_TIMING % (LAYOUT_JS.as_uri(), (elkjs / "lib" / "elk.bundled.js").as_uri()))
+    shown = int((~frame["expanded"]).sum())
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump({"nodes": rows, "edges": edges}, f)
         f.flush()
-        done = subprocess.run([shutil.which("node") or "node", "--input-type=module", "-e",
-                               NODE_TIMING % LAYOUT_JS.as_uri(), f.name],
-                              check=True, capture_output=True, text=True)
+        try:
+            done = subprocess.run([shutil.which("node") or "node", "--input-type=module", "-e",
+                                   script, f.name], check=False, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return [shown, len(edges), "ELK" if elkjs else "?", None]
+    if done.returncode and elkjs is not None:  # ELK's recursion overflows on a long chain
+        failure = next((line for line in done.stderr.splitlines() if "Error" in line), "failed")
+        return [shown, len(edges), "ELK layered", failure.strip()]
+    if done.returncode:
+        raise RuntimeError(done.stderr)
     out = json.loads(done.stdout)
-    return [int((~frame["expanded"]).sum()), out["edges"], "dagre" if out["dagre"] else "layered",
-            round(out["ms"], 1)]
+    which = "ELK layered" if elkjs else "dagre" if out["dagre"] else "layered"
+    return [shown, out["edges"], which, round(out["ms"], 1)]
 
 
 # The page's clock for one redraw: from data-ready "0" (the view asked the kernel) to "1" (the
@@ -150,7 +219,12 @@ def _node_layout(nb: Neighbourhood) -> list:
 # node in the page); the longest gap between two animation frames from the start.
 WATCH = """() => {
   const el = document.querySelector('.xw-gv');
-  const rec = (window.__gvBench = { start: null, laid: null, first: null, done: null, gap: 0 });
+  const rec = (window.__gvBench = { start: null, laid: null, first: null, done: null, gap: 0, longest: 0 });
+  window.__gvLongTasks?.disconnect();
+  window.__gvLongTasks = new PerformanceObserver((list) => {
+    for (const t of list.getEntries()) if (rec.start !== null) rec.longest = Math.max(rec.longest, t.duration);
+  });
+  window.__gvLongTasks.observe({ type: 'longtask' });
   new MutationObserver(() => {
     const now = performance.now();
     const state = el.dataset.ready;
@@ -174,18 +248,25 @@ WATCH = """() => {
 }"""
 
 
-# Fitting the whole module brings every node into view: from the F key to the last node drawn,
-# and the longest gap between two animation frames meanwhile.
+# Fitting the whole module brings every node into view: from the F key to the last node drawn
+# (as SVG, or painted on the overview's canvas when zoomed out that far), and the longest gap
+# between two animation frames meanwhile.
 FIT_WATCH = """(total) => {
   const el = document.querySelector('.xw-gv');
-  const rec = (window.__gvFit = { start: performance.now(), first: null, done: null, gap: 0 });
+  const rec = (window.__gvFit = { start: performance.now(), first: null, done: null, gap: 0, longest: 0 });
+  window.__gvLongTasks?.disconnect();
+  window.__gvLongTasks = new PerformanceObserver((list) => {
+    for (const t of list.getEntries()) rec.longest = Math.max(rec.longest, t.duration);
+  });
+  window.__gvLongTasks.observe({ type: 'longtask' });
   const before = el.querySelectorAll('.xw-gv-node').length;
   let last = rec.start;
   const tick = () => {
     const now = performance.now();
     rec.gap = Math.max(rec.gap, now - last);
     last = now;
-    const drawn = el.querySelectorAll('.xw-gv-node').length;
+    const painted = Number(el.querySelector('.xw-gv-overview')?.dataset.painted ?? 0);
+    const drawn = Math.max(painted, el.querySelectorAll('.xw-gv-node').length);
     if (rec.first === null && drawn > before) rec.first = now;
     if (drawn === total) rec.done = now;
     else requestAnimationFrame(tick);
@@ -234,15 +315,17 @@ def _browser(data: bytes, op: str) -> list[list]:
                 rows.append([name, int(el.get_attribute("data-nodes")),
                              float(el.get_attribute("data-layout-ms")),
                              round(rec["first"] - rec["start"], 1) if rec["first"] else None,
-                             round(rec["done"] - rec["start"], 1), round(rec["gap"], 1)])
+                             round(rec["done"] - rec["start"], 1), round(rec["gap"], 1),
+                             round(rec["longest"], 1)])
             total = int(harness.run_in_kernel(page, "print(len(g.nodes()))"))
             page.locator(".xw-gv-stage").click(position={"x": 5, "y": 5})
             page.evaluate(FIT_WATCH, total)
             page.wait_for_function("() => window.__gvFit.done !== null", timeout=600_000)
             rec = page.evaluate("() => window.__gvFit")
-            rows.append(["whole module fitted (F: every node)", total, "",
+            rows.append(["whole module fitted (F: every node shown)", total, "",
                          round(rec["first"] - rec["start"], 1) if rec["first"] else None,
-                         round(rec["done"] - rec["start"], 1), round(rec["gap"], 1)])
+                         round(rec["done"] - rec["start"], 1), round(rec["gap"], 1),
+                         round(rec["longest"], 1)])
             app.close()
         finally:
             server.stop()
