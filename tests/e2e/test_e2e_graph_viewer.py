@@ -147,6 +147,42 @@ def test_op_profile_card_opens_the_op_in_the_graph_viewer(app_fixture, request):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_trace_viewer_details_open_the_xla_op_in_the_graph_viewer(app_fixture, request):
+    """Inside the suite: click an XLA op on the Trace Viewer's timeline, its details' 'Open in
+    Graph Viewer': the Graph Viewer tab shows, drawn around that op, the op outlined."""
+    import test_e2e_trace_viewer as trace
+
+    app = request.getfixturevalue(app_fixture)
+    cells = [(f"import xprof_widgets as xw\nsuite = xw.Profiler({str(TPU)!r}, tool='trace')\n"
+              "tv = suite.tool('trace')\nsuite")]
+    page = app.open_and_run(app.notebook(f"graph_viewer_trace_{app.server.app}.ipynb", cells))
+    app.wait_ready(page, trace.READY)
+    widget = page.locator(".xw-trace-viewer")
+    tracks = trace.tracks_of(page)
+    ops_track = next(t["id"] for t in tracks if t["name"] == "XLA Ops")  # the first chip's
+    ops = f"tv.profile.events(track={ops_track})"
+    event = trace.event_row(page, f"{ops}[{ops}['name'].str.contains('fusion')].iloc[0]")
+    op = event["name"]
+    trace.show_event(page, widget, event)
+    box = widget.locator("canvas").bounding_box()
+    x_mid = trace.LABEL_W + (box["width"] - trace.LABEL_W) / 2
+    trace.click_at(page, widget, x_mid, trace.track_centre_y(tracks, ops_track,
+                                                             int(event["depth"])))
+    details = widget.locator(".xw-tv-details")
+    details.locator(".xw-tv-title").wait_for(timeout=10_000)
+    assert details.locator(".xw-tv-title").inner_text().startswith(op)  # then its links
+    assert kernel_says(page, "tv.selected_events", f"[{event['event']}]") == f"[{event['event']}]"
+    details.get_by_role("button", name="Open in Graph Viewer").click()
+    wait_op(page, op)
+    graph = page.locator(".xw-gv[data-ready='1']")
+    assert graph.is_visible() and not widget.is_visible()  # the Graph Viewer's tab, in front
+    assert graph.locator(".xw-gv-node.xw-gv-centre").get_attribute("data-name") == op
+    assert kernel_says(page, "suite.tool('graph').op", op) == op
+    harness.screenshot(graph, f"graph_viewer_from_trace_viewer_{app.server.app}")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
 def test_memory_viewer_card_opens_the_defining_instruction(app_fixture, request):
     """Inside the suite: the Memory Viewer's pinned buffer card, 'open in Graph Viewer': the
     Graph Viewer tab, the buffer's module, drawn around the instruction that defines it."""
