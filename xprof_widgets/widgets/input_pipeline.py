@@ -42,6 +42,13 @@ STEP_COLORS = {"compute_us": "#4e79a7", "collectives_us": "#76b7b2",
 """One colour per step-breakdown category, in every tool that draws steps."""
 PARTS = [(column, name, STEP_COLORS[column]) for column, name in CATEGORIES]
 """(column, legend, color): the step-time graph, bottom to top (step_breakdown.CATEGORIES)."""
+
+
+def drawn_parts(steps: pd.DataFrame) -> list[str]:
+    """The step-breakdown columns a chart of `steps` draws and names: those that hold time (a
+    CPU run has no device parts); its tables and DataFrames keep every column."""
+    held = [column for column, _, _ in PARTS if steps[column].to_numpy().any()]
+    return held or ["other_us"]
 CATEGORY_COLORS = dict(zip(HOST_CATEGORIES, ["#f28e2b", "#e15759", "#ff9d9a", "#59a14f",
                                              "#bab0ac"], strict=True))
 OP_TITLES = ["Input Op", "Count", "Total Time (ms)", "Total Time %", "Total Self Time (ms)",
@@ -180,14 +187,15 @@ def step_time_figure(steps: pd.DataFrame) -> _charts.Figure:
     fig = _charts.Figure(title="Step time", height=300, x_label="step", y_label="ms",
                          tools="xpan,xwheel_zoom,box_zoom,reset,save",
                          y_range=_charts.model("DataRange1d", start=0))
-    columns = [c for c, _, _ in PARTS]
+    columns = drawn_parts(steps)
+    drawn = [part for part in PARTS if part[0] in columns]
     bars = [fig.glyph("VBar", source, name=column, x=_charts.field("x"), width=0.8,
                       bottom=_charts.stack(*columns[:k]), top=_charts.stack(*columns[:k + 1]),
                       fill_color=color, hatch_color=color, line_color=None, legend_label=label)
-            for k, (column, label, color) in enumerate(PARTS)]
+            for k, (column, label, color) in enumerate(drawn)]
     fig.add_tool(_charts.hover(bars, [
         ("step", "@name"), ("step time", "@total{0.000} ms"),
-        *[(label.lower(), f"@{column}{{0.000}} ms") for column, label, _ in PARTS],
+        *[(label.lower(), f"@{column}{{0.000}} ms") for column, label, _ in drawn],
         ("input share", "@share{0.0}%"), ("device", "@device")]))
     fig.x_grid["attributes"]["grid_line_color"] = None
     fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",

@@ -61,9 +61,10 @@ class Overview(RequestWidget):
     def _overview(self) -> dict:
         content = jsonable(self.data.to_dict())
         looks = {column: (label, color) for column, label, color in PARTS}
-        for part in content["step_breakdown"]:  # the input pipeline's names and colours
+        # the step breakdown's names and colours; the view draws the parts that hold time
+        content["step_breakdown"] = [p for p in content["step_breakdown"] if p["avg_ms"] > 0]
+        for part in content["step_breakdown"]:
             part["label"], part["color"] = looks[part["part"]]
-        content["step_breakdown"].sort(key=lambda p: list(looks).index(p["part"]))
         # in the suite, the tools it offers: a recommendation links to the one it comes from
         content["tools"] = ({t.key: t.title for t in registry.offered(self.profile)}
                             if self._linked else {})

@@ -35,6 +35,7 @@ from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import CsvExport, columnar
 from .input_pipeline import STEP_COLORS as PART_COLORS
+from .input_pipeline import drawn_parts
 
 RATIO_TOP = 1.25
 """The heatmap's colour saturates at this many times the step's median."""
@@ -183,19 +184,20 @@ def host_figure(hosts: pd.DataFrame) -> _charts.Figure:
     for part in PARTS:
         data[part] = hosts[part].to_numpy(np.float64) / 1000
     source = _charts.source(data)
+    parts = drawn_parts(hosts)
     fig = _charts.Figure(title="The average step of each host, on its slowest core",
                          height=min(640, 110 + 26 * len(labels)), x_label="ms",
                          tools="xpan,xwheel_zoom,reset,save", y_factors=list(reversed(labels)),
                          x_range=_charts.model("DataRange1d", start=0), active_scroll=None)
     bars = [fig.glyph("HBar", source, y=_charts.field("y"), height=0.7,
-                      left=_charts.stack(*PARTS[:k]), right=_charts.stack(*PARTS[:k + 1]),
+                      left=_charts.stack(*parts[:k]), right=_charts.stack(*parts[:k + 1]),
                       fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
                       legend_label=XPROF_NAMES[p])
-            for k, p in enumerate(PARTS)]
+            for k, p in enumerate(parts)]
     fig.add_tool(_charts.hover(bars, [
         ("host", "@y"), ("steps", "@steps"), ("average step", "@total{0.000} ms"),
         ("bottleneck", "@bottleneck"), ("straggling steps", "@straggling"),
-        *[(XPROF_NAMES[p].lower(), f"@{p}{{0.000}} ms") for p in PARTS]]))
+        *[(XPROF_NAMES[p].lower(), f"@{p}{{0.000}} ms") for p in parts]]))
     fig.y_grid["attributes"]["grid_line_color"] = None
     fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
                            click_policy="hide", border_line_color=None)
@@ -213,18 +215,19 @@ def breakdown_figure(rows: pd.DataFrame) -> _charts.Figure:
     for part in PARTS:
         data[part] = slowest[part].to_numpy(np.float64) / 1000
     source = _charts.source(data)
+    parts = drawn_parts(slowest)
     fig = _charts.Figure(title="Each step on its slowest core", height=280, x_label="step",
                          y_label="ms", tools="xpan,xwheel_zoom,box_zoom,reset,save",
                          y_range=_charts.model("DataRange1d", start=0))
     bars = [fig.glyph("VBar", source, x=_charts.field("x"), width=0.8,
-                      bottom=_charts.stack(*PARTS[:k]), top=_charts.stack(*PARTS[:k + 1]),
+                      bottom=_charts.stack(*parts[:k]), top=_charts.stack(*parts[:k + 1]),
                       fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
                       legend_label=XPROF_NAMES[p])
-            for k, p in enumerate(PARTS)]
+            for k, p in enumerate(parts)]
     fig.add_tool(_charts.hover(bars, [
         ("step", "@x"), ("core", "@where"), ("step time", "@total{0.000} ms"),
         ("bottleneck", "@bottleneck"),
-        *[(XPROF_NAMES[p].lower(), f"@{p}{{0.000}} ms") for p in PARTS]]))
+        *[(XPROF_NAMES[p].lower(), f"@{p}{{0.000}} ms") for p in parts]]))
     fig.x_grid["attributes"]["grid_line_color"] = None
     fig.legend_of().update(orientation="horizontal", label_text_font_size="10px",
                            click_policy="hide", border_line_color=None)
