@@ -376,9 +376,7 @@ def _int_stat(profile: Any, events: np.ndarray, name: str, fallback: np.ndarray)
     present, values = profile.stat_ints(events, name)
     if not present.any():
         return fallback
-    out = fallback.copy()
-    out[present] = values[present].view(np.int64)
-    return out
+    return np.where(present, values.view(np.int64), fallback)  # no masked copies of a line
 
 
 def _tracks_where(profile: Any, section: re.Pattern, names: Iterable[str] | None) -> pd.DataFrame:
