@@ -332,14 +332,26 @@ class HloModule:
     def stack_of(self, instruction: Any) -> list[SourceFrame]:
         """The instruction's stack trace from the module's stack frame index, innermost frame
         first; [] when the module carries none for it. A cycle of parents ends the walk."""
-        frames: list[SourceFrame] = []
-        seen: set[int] = set()
-        frame_id = instruction.metadata.stack_frame_id
-        while frame_id not in seen and (hit := self._frame(frame_id)) is not None:
-            seen.add(frame_id)
-            frame, frame_id = hit
-            frames.append(frame)
-        return frames
+        return list(self._stack(instruction.metadata.stack_frame_id))
+
+    @cached_property
+    def _stacks(self) -> dict[int, tuple[SourceFrame, ...]]:
+        return {}
+
+    def _stack(self, frame_id: int) -> tuple[SourceFrame, ...]:
+        """The stack from one frame id, walked once per id (many instructions share a frame,
+        and reading the index through upb costs microseconds a field)."""
+        stack = self._stacks.get(frame_id)
+        if stack is None:
+            frames: list[SourceFrame] = []
+            seen: set[int] = set()
+            walk = frame_id
+            while walk not in seen and (hit := self._frame(walk)) is not None:
+                seen.add(walk)
+                frame, walk = hit
+                frames.append(frame)
+            stack = self._stacks[frame_id] = tuple(frames)
+        return stack
 
     def source_of(self, instruction: Any) -> str:
         """`file:line` of an instruction: the innermost frame of its stack trace when the module
