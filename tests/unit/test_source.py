@@ -202,3 +202,13 @@ def test_graph_and_trace_viewers_answer_source_requests(jax_cpu):
     assert details["source_stack"] == answer["frames"]
     from_trace, _ = ask(trace, "source", event=event, frame=2)
     assert from_trace == answer
+
+
+def test_a_gpu_kernel_finds_its_op_by_the_module_name_it_carries():
+    """GPU kernel events name their op (`hlo_op`) and module (`hlo_module`) but no program id;
+    the synthetic GPU profile's ops have a metadata source and no stack frame index."""
+    gpu = open_profile(ROOT / "tests/data/synthetic_gpu.xplane.pb")
+    event = int(np.flatnonzero(gpu.stat_column(np.arange(gpu.n_events), "hlo_op")
+                               == "fusion.0")[0])
+    assert "program_id" not in gpu.event_stats(event)
+    assert source.event_stack(gpu, event) == [SourceFrame("model.py", 184)]

@@ -110,8 +110,8 @@ def _op_stats(profile: Any, program_id: int) -> dict[str, dict[str, Any]]:
 
 def event_stack(profile: Any, event: int) -> list[SourceFrame]:
     """The source stack of the XLA op a trace event ran ([] for other events): the op's HLO
-    instruction (CPU events name it in `hlo_op`, device op lines by their display name, the
-    module by `program_id`), else the event's own stats."""
+    instruction (CPU and GPU kernel events name it in `hlo_op`, TPU op lines by their display
+    name; the module by `program_id`, else by the `hlo_module` name), else the event's stats."""
     stats = {**profile.metadata_stats(event), **profile.event_stats(event)}
     op = stats.get("hlo_op")
     if op is None and "hlo_category" in stats:
@@ -120,9 +120,11 @@ def event_stack(profile: Any, event: int) -> list[SourceFrame]:
         return []
     module = instruction = None
     program_id = stats.get("program_id")
-    if program_id is not None and len(profile.hlo_modules):
+    key = (int(program_id) & (2**64 - 1) if program_id is not None
+           else stats.get("hlo_module"))
+    if key is not None and len(profile.hlo_modules):
         try:
-            graph = module_graph(profile, int(program_id) & (2**64 - 1))
+            graph = module_graph(profile, key)
         except ProfileError:  # a program whose HLO the profile lacks
             graph = None
         hit = graph.find(str(op)) if graph is not None else None
