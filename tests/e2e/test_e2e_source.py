@@ -121,3 +121,24 @@ def test_source_lines_in_trace_details_and_graph_card(lab, program):
     card.wait_for(timeout=10_000)
     check_panel(page, card.locator(".xw-gv-source .xw-src"), frames)
     harness.screenshot(graph, "source_graph_card")
+
+
+@pytest.mark.e2e
+def test_trace_details_say_when_the_file_is_not_here(lab):
+    """The TPU fixture's frames name files of the machine that ran it: the panel lists them
+    and says the lines are not on this machine."""
+    tpu = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
+    cell = (f"import numpy as np\nimport xprof_widgets as xw\ntv = xw.TraceViewer({str(tpu)!r})\n"
+            "names = tv.profile.display_names[tv.profile.meta]\n"
+            "tv.selected_events = [int(np.flatnonzero(names == 'broadcast.2')[0])]\ntv")
+    cells = [cell]
+    page = lab.open_and_run(lab.notebook("source_not_here.ipynb", cells))
+    lab.wait_ready(page, TV_READY)
+    panel = page.locator(".xw-tv-details .xw-tv-source .xw-src")
+    panel.locator(".xw-src-missing", has_text="not on this machine").wait_for(timeout=20_000)
+    rows = panel.locator(".xw-src-frame")
+    assert rows.nth(0).locator(".xw-src-fn").inner_text() == "main"
+    assert rows.nth(0).locator(".xw-src-loc").inner_text().endswith(
+        "host_offload_stress_test.py:37")
+    assert rows.count() == 6
+    harness.screenshot(panel, "source_trace_not_here")
