@@ -6,10 +6,26 @@ export const CSS = `
 .xw-trace-viewer {
   ${THEME}
   border: 1px solid var(--xw-border); border-radius: 3px; width: 100%; box-sizing: border-box;
+  position: relative; container-type: inline-size;
 }
+/* The viewer's width is its cell's, never its content's (the narrow toolbar below needs a
+   width to query): in a row of widgets (an ipywidgets Box) the front end's wrapper around it
+   fills what the row leaves. */
+:has(> .xw-trace-viewer) { min-width: 0; flex: 1 1 auto; }
 .xw-trace-viewer * { box-sizing: border-box; }
 .xw-tv-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; padding: 5px 6px;
   border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
+/* Narrow: one row that scrolls sideways instead of rows pushing the timeline down; the search
+   box, its buttons and its hit count come right after the tools, so they stay in sight, and the
+   track filter, flow switch and help follow them. */
+@container (max-width: 720px) {
+  .xw-tv-toolbar { flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; white-space: nowrap; }
+  .xw-tv-toolbar > * { flex: none; order: 2; }
+  .xw-tv-toolbar > input { flex-shrink: 1; min-width: 96px; }
+  .xw-tv-toolbar > .xw-tv-group { order: 0; }
+  .xw-tv-toolbar > .xw-tv-search, .xw-tv-search + button, .xw-tv-search + button + button,
+  .xw-tv-toolbar > .xw-tv-hits, .xw-tv-toolbar > .xw-tv-split, .xw-tv-toolbar > .xw-tv-match { order: 1; }
+}
 .xw-tv-group { display: inline-flex; border: 1px solid var(--xw-border1); border-radius: 3px; overflow: hidden; }
 .xw-tv-group button { border: 0; border-right: 1px solid var(--xw-border); border-radius: 0; }
 .xw-tv-group button:last-child { border-right: 0; }
@@ -24,9 +40,11 @@ export const CSS = `
 .xw-trace-viewer input:focus { outline: 1px solid var(--xw-accent); border-color: var(--xw-accent); }
 .xw-tv-check { display: inline-flex; align-items: center; gap: 4px; cursor: pointer; user-select: none; }
 .xw-tv-hits { color: var(--xw-fg2); min-width: 56px; }
-.xw-tv-hosts { position: relative; }
+/* The host list hangs below its summary but is placed against the viewer, so the toolbar's
+   sideways scroll does not clip it. */
+.xw-tv-hosts { position: static; }
 .xw-tv-hosts summary { cursor: pointer; user-select: none; padding: 2px 6px; border: 1px solid var(--xw-border1); border-radius: 3px; }
-.xw-tv-host-list { position: absolute; z-index: 3; top: 26px; left: 0; max-height: 300px; overflow-y: auto; min-width: 220px;
+.xw-tv-host-list { position: absolute; z-index: 3; margin-top: 4px; max-height: 300px; overflow-y: auto; min-width: 220px;
   display: flex; flex-direction: column; gap: 2px; padding: 6px; background: var(--xw-bg); border: 1px solid var(--xw-border1);
   border-radius: 3px; box-shadow: 0 2px 6px rgba(0,0,0,.2); }
 .xw-tv-footer { display: flex; justify-content: flex-end; padding: 1px 8px; font-size: 11px; line-height: 16px;
