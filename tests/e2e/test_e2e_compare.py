@@ -55,7 +55,10 @@ def test_a_larger_batch_in_jupyterlab(lab):
 
     # Steps: the average step by part, a chart of both runs, every step slower.
     parts = widget.locator(".xw-cmp-breakdown tr[data-part]").all_inner_texts()
-    assert [p.split("\t")[0] for p in parts][:3] == ["step time", "compute", "input wait"]
+    assert [p.split("\t")[0] for p in parts] == kernel(
+        page, "cmp.step_breakdown()['part'].tolist()")  # the step breakdown's names
+    assert [p.split("\t")[0] for p in parts][:3] == ["Step time", "Host to device",
+                                                      "Waiting for input"]
     wait_chart(page)
     steps = widget.locator("[data-panel='steps'] .xw-dt")
     assert steps.get_attribute("data-rows") == "6"

@@ -53,10 +53,9 @@ def test_parts_agree_with_the_input_pipeline(tmp_path):
     for part in STEP_PARTS:  # one breakdown: the Input Pipeline's parts are the Pod Viewer's
         assert np.array_equal(ours[part], units[part] / US)
     first = rows.iloc[0]
-    assert first["host_compute_us"] == pytest.approx(100)  # the dispatch
-    # No device, and the stepping thread does not wait for the XLA op: as XProf, no step's work
-    assert first["compute_us"] == 0 and first["other_us"] == pytest.approx(900)
-    assert first["bottleneck"] == "All others"
+    # No device: the dispatch (1-101) and the XLA op (200-700) are host compute
+    assert first["compute_us"] == 0 and first["host_compute_us"] == pytest.approx(100 + 500)
+    assert first["bottleneck"] == "Host compute"
     assert rows.iloc[2]["compile_us"] == pytest.approx(50)  # compiling inside step 2
     assert rows["compile_us"].iloc[:2].eq(0).all()
 

@@ -165,13 +165,16 @@ class Comparison:
         return int(np.nanargmax(change)) if np.isfinite(change).any() else 0
 
     def step_breakdown(self) -> pd.DataFrame:
-        """The average step of each run by part (step time, compute, input wait, ...): ms
-        before, after, the change, the change in per cent of the step time before, the change
-        in standard errors of the runs' per-step values (`change_se`) and its status."""
+        """The average step of each run by part (the step time, then the step breakdown's
+        categories that hold time in either run): ms before, after, the change, the change in
+        per cent of the step time before, the change in standard errors of the runs' per-step
+        values (`change_se`) and its status."""
         b, a = self._step_table(self.before), self._step_table(self.after)
         rows = []
         base = float(b["duration_us"].mean())
         for column, label in PART_NAMES.items():
+            if not (b[column].to_numpy().any() or a[column].to_numpy().any()):
+                continue  # neither run spends time there (a CPU run's device parts)
             before, after = float(b[column].mean()) / 1000, float(a[column].mean()) / 1000
             error = 1.253 * math.hypot(_spread_of(b[column]) / math.sqrt(len(b)),
                                        _spread_of(a[column]) / math.sqrt(len(a)))

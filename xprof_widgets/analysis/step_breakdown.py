@@ -20,7 +20,8 @@ categories add up to the step time:
   with a `correlation_id`, as XProf's "host prepare");
 - Host compute: under host-marked steps, the host's work nested in the step markers on the
   thread that runs them, and on a CPU-only run the XLA ops on the host's threads (the host is
-  the device there, as XProf counts it); devices with their own step markers (TPU `Steps`
+  the device there; XProf counts them where its step grouping ties them to the step through
+  flows, which it does in some steps only); devices with their own step markers (TPU `Steps`
   lines) are measured on the device alone, as XProf measures TPU steps;
 - All others: none of these (idle, waits, untraced work).
 
@@ -271,7 +272,16 @@ def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, steps: Steps,
         if steps.source != SOURCES[0]:
             runs.append(event_run(profile, host_input, _LEVEL["input_us"]))
         return runs
-    return runs + [event_run(profile, host_input, _LEVEL["input_us"])]
+    return runs + [event_run(profile, host_input, _LEVEL["input_us"]),
+                   event_run(profile, cpu_xla_ops(profile, unit), _LEVEL["host_compute_us"])]
+
+
+def cpu_xla_ops(profile: Profile, section: str) -> np.ndarray:
+    """The XLA ops a CPU-only run's host section ran (events with an `hlo_op` stat on its
+    threads): its compute, which is host compute there."""
+    tracks = profile.tracks.index[(profile.tracks["section"] == section)
+                                  & (profile.tracks["kind"] == "slices")].to_numpy()
+    return stat_hits(profile, track_events(profile, tracks), "hlo_op")[0]
 
 
 def _units(profile: Profile) -> dict[str, str]:
