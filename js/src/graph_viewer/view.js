@@ -316,9 +316,10 @@ export class GraphView {
     this.bulkEdges = (list) => () => s("g", { class: "xw-gv-edge xw-gv-edges", "data-count": list.length },
       s("path", { d: list.map(line).join(" ") }), s("path", { class: "xw-gv-head", d: list.map(head).join(" ") }));
     const css = getComputedStyle(this.el);
-    const untimed = css.getPropertyValue("--xw-border1").trim() || "#bdbdbd"; // a box a few px wide, seen
+    const fg2 = css.getPropertyValue("--xw-fg2").trim() || "#666666";
+    const untimed = fg2; // a box a few px wide, darker than the faint edges it sits on
     this.overview.setGraph(layout, layout.nodes.map((n) => fillOf(nodes[n.row].time_share) ?? untimed),
-      layout.nodes.findIndex((n) => nodes[n.row].name === op), css.getPropertyValue("--xw-fg2").trim() || "#666666");
+      layout.nodes.findIndex((n) => nodes[n.row].name === op), fg2);
     this.showLevel();
     return this.paint(this.newlyVisible(), token, started);
   }
