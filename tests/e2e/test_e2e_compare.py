@@ -129,11 +129,11 @@ def test_a_faster_loader_in_notebook7(notebook7):
     page, widget = open_comparison(notebook7, "compare_loader", "loader_slow.xplane.pb",
                                    "loader_fast.xplane.pb")
     summary = widget.locator(".xw-cmp-summary").inner_text()
-    assert "input wait -2" in summary
+    assert "Waiting for input -2" in summary
     wait_chart(page)
     steps = widget.locator("[data-panel='steps'] .xw-dt")
     assert set(steps.locator("tbody .xw-cmp-badge").all_inner_texts()) == {"faster"}
-    input_row = widget.locator(".xw-cmp-breakdown tr[data-part='input wait']").inner_text()
+    input_row = widget.locator(".xw-cmp-breakdown tr[data-part='Waiting for input']").inner_text()
     assert "-2" in input_row.split("\t")[3]
     # The timelines open on the step that changed most (a stalled one), the picker says so.
     most = kernel(page, "cmp.comparison.most_changed_step()")

@@ -10,8 +10,8 @@ export const CSS = `
 }
 /* The viewer's width is its cell's, never its content's (the narrow toolbar below needs a
    width to query): in a row of widgets (an ipywidgets Box) the front end's wrapper around it
-   fills what the row leaves. */
-:has(> .xw-trace-viewer) { min-width: 0; flex: 1 1 auto; }
+   is as wide as the row allows. */
+:has(> .xw-trace-viewer) { min-width: 0; width: 100%; }
 .xw-trace-viewer * { box-sizing: border-box; }
 .xw-tv-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; padding: 5px 6px;
   border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
