@@ -77,6 +77,8 @@ def test_stragglers_among_hosts(tmp_path, make_logdir):
     content = report(analysis)
     assert content["summary"]["by"] == "host" and content["summary"]["straggling_hosts"] == 1
     assert set(content["charts"]) == {"heatmap", "hosts", "breakdown"}
+    # A CPU run: the table shows the parts that hold time, in the breakdown's order
+    assert [p["key"] for p in content["parts"]] == ["host_compute_us", "other_us"]
     per_host = analysis.host_breakdown().set_index("host")
     assert per_host["straggling_steps"].to_dict() == {"a": 0, "b": 0, "c": 1}
     assert per_host.loc["c", "duration_us"] > per_host.loc["a", "duration_us"]

@@ -96,7 +96,8 @@ class PodViewer(RequestWidget, CsvExport):
 
 
 def report(analysis: PodViewerAnalysis) -> dict:
-    """Everything the view draws: summary, the two charts, the table's columns."""
+    """Everything the view draws: summary, the two charts, the table's columns (the parts that
+    hold time in some step)."""
     rows = analysis.rows
     if not len(rows):
         return {"message": "No training steps found, so there is nothing to break down.\n"
@@ -107,6 +108,7 @@ def report(analysis: PodViewerAnalysis) -> dict:
     if by_host:
         cells = cells.rename(columns={"host": "row"})
     steps = analysis.steps()
+    held = drawn_parts(rows)  # the view's table shows the parts with time; to_dataframe() all
     charts = {"heatmap": _charts.json_item(heatmap_figure(cells, "host" if by_host else "core")),
               "breakdown": _charts.json_item(breakdown_figure(rows))}
     if by_host:
@@ -123,8 +125,8 @@ def report(analysis: PodViewerAnalysis) -> dict:
     return jsonable({
         "summary": summary,
         "charts": charts,
-        "parts": [{"key": p, "label": XPROF_NAMES[p], "color": PART_COLORS[p]} for p in PARTS],
-        "rows": columnar(rows, TABLE_COLUMNS),
+        "parts": [{"key": p, "label": XPROF_NAMES[p], "color": PART_COLORS[p]} for p in held],
+        "rows": columnar(rows, [c for c in TABLE_COLUMNS if c not in PARTS or c in held]),
     })
 
 
