@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { shareFill } from "../src/graph_viewer/fill.js";
-import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph } from "../src/graph_viewer/layout.js";
+import { DAGRE_MAX, cut, layeredLayout, layout, layoutGraph, previewLayout } from "../src/graph_viewer/layout.js";
 import { packLayout, unpackLayout } from "../src/graph_viewer/packed.js";
 import { decodeGraph } from "../src/graph_viewer/wire.js";
 
@@ -116,4 +116,17 @@ test("a layout packed into typed arrays (worker to page) unpacks to the same box
   assert.ok(transfer.every((b) => b instanceof ArrayBuffer));
   const withoutLines = { ...out, nodes: out.nodes.map(({ lines, ...box }) => box) };
   assert.deepEqual(unpackLayout(structuredClone(message, { transfer })), withoutLines);
+});
+
+test("a large graph's preview lays out the op's neighbourhood alone, with the whole graph's rows and edge indices", () => {
+  const names = Array.from({ length: 8 }, (_, i) => `n${i}`);
+  const nodes = rowsOf({ name: names, opcode: names.map(() => "add"), shape: names.map(() => "f32[]"),
+    fusion: names.map(() => null), expanded: names.map(() => false), distance: [3, 2, 1, 0, 1, 2, 4, -1] });
+  const edges = rowsOf({ source: names.slice(0, 7), target: names.slice(1), operand_index: names.slice(1).map(() => 0),
+    shape: names.slice(1).map(() => "f32[]") });
+  const out = previewLayout(nodes, edges, 3);
+  assert.deepEqual(out.nodes.map((n) => n.row), [0, 1, 2, 3, 4, 5]);
+  assert.deepEqual(out.edges.map((e) => e.edge), [0, 1, 2, 3, 4]);
+  const y = Object.fromEntries(out.nodes.map((n) => [n.row, n.y]));
+  assert.ok(y[0] < y[1] && y[1] < y[3] && y[3] < y[5]);
 });

@@ -240,12 +240,25 @@ FRAMES = """() => {
 }"""
 
 
+# The most nodes drawn while the view shows its preview (data-ready="preview").
+PREVIEW_WATCH = """() => {
+  const el = document.querySelector('.xw-gv');
+  window.__gvPreview = 0;
+  new MutationObserver(() => {
+    if (el.dataset.ready === 'preview') {
+      window.__gvPreview = Math.max(window.__gvPreview, el.querySelectorAll('.xw-gv-node').length);
+    }
+  }).observe(el, { attributes: true, childList: true, subtree: true });
+}"""
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
 def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_fixture,
                                                                             request):
     """Dagre on 340 nodes takes seconds: in its worker the page's animation frames keep
-    coming meanwhile. The whole module (fusions merged) opens around the op; fitted, every
+    coming meanwhile. The whole module (fusions merged) draws the op's neighbourhood while it
+    is laid out, then opens around the op; fitted, every
     instruction of the entry computation is painted on the overview's canvas; the HLO
     downloads are the module's proto and texts."""
     app = request.getfixturevalue(app_fixture)
@@ -266,12 +279,16 @@ def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_
     assert took > 200 and rec["frames"] >= 5 and rec["gap"] < took / 2, rec
     assert widget.locator(".xw-gv-cluster").count() > 0
 
+    page.evaluate(PREVIEW_WATCH)
     widget.get_by_text("Whole module").click()
     page.wait_for_function(
         "() => { const el = document.querySelector(\".xw-gv[data-ready='1']\");"
         " return el && el.querySelector('.xw-gv-title').textContent.includes('(all of computation'); }",
         timeout=120_000)
     assert kernel_says(page, "g.whole_module", "True") == "True"
+    # While all of it was laid out, the op's neighbourhood (3 hops) was drawn.
+    near = int(harness.run_in_kernel(page, "n = g.nodes(); print(n['distance'].between(0, 3).sum())"))
+    assert page.evaluate("() => window.__gvPreview") == near
     expected = int(harness.run_in_kernel(page, "print(len(g.nodes()))"))
     # Opened at reading size around the op: only what lies within a screen of the view is drawn.
     assert expected > 4000 and 0 < widget.locator(".xw-gv-node").count() < expected / 4

@@ -19,6 +19,20 @@ export function layout(nodes, edges, options = {}) {
   return nodes.length <= DAGRE_MAX ? layoutGraph(nodes, edges, options) : layeredLayout(nodes, edges, options);
 }
 
+/** The layered layout of the nodes within `hops` of the op (`distance` 0..hops) alone, its
+ * boxes' rows those of `nodes`: what a large graph shows while all of it is laid out. */
+export function previewLayout(nodes, edges, hops, options = {}) {
+  const rows = [];
+  nodes.forEach((node, row) => { if (node.distance >= 0 && node.distance <= hops) rows.push(row); });
+  const names = new Set(rows.map((row) => nodes[row].name));
+  const kept = [];
+  edges.forEach((edge, i) => { if (names.has(edge.source) && names.has(edge.target)) kept.push(i); });
+  const out = layeredLayout(rows.map((row) => nodes[row]), kept.map((i) => edges[i]), options);
+  for (const box of [...out.nodes, ...out.clusters]) box.row = rows[box.row];
+  for (const line of out.edges) line.edge = kept[line.edge];
+  return out;
+}
+
 /**
  * Positions of nodes, clusters and edges: {nodes: [{row, x, y, width, height, lines}],
  * clusters: [{row, x, y, width, height}], edges: [{edge, points}], width, height}. x, y are box

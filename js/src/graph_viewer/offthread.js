@@ -10,7 +10,7 @@ function onThisThread() {
   new Function("self", WORKER_SOURCE)(scope); // eslint-disable-line no-new-func
   return (request) => {
     let reply;
-    scope.reply = (data) => (reply = data);
+    scope.reply = (data) => { if (!data.preview) reply = data; }; // nothing is drawn meanwhile here
     scope.onmessage({ data: request });
     if (reply.error) throw new Error(reply.error);
     return reply.layout;
@@ -27,9 +27,10 @@ export class Layouter {
   }
 
   /** The layout of the graph reply `header`/`buffers` (wire.js decodes it in the worker), in
-   * packed.js's form, or null when a newer one replaced it. The buffers are copied to the worker
+   * packed.js's form, or null when a newer one replaced it; `onPreview` gets the worker's
+   * layout of the op's neighbourhood first, for a large graph. The buffers are copied to the worker
    * (a memcpy), not transferred: the transport may hold them in one larger buffer. */
-  run(header, buffers, options) {
+  run(header, buffers, options, onPreview = () => {}) {
     this.cancel();
     if (!this.onThread && !this.start()) this.onThread = true;
     const request = { header, buffers, options };
@@ -39,7 +40,7 @@ export class Layouter {
     }
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.pending = { id, resolve, reject };
+      this.pending = { id, resolve, reject, onPreview };
       this.worker.postMessage({ id, ...request });
     });
   }
@@ -55,6 +56,10 @@ export class Layouter {
     this.worker.onmessage = (event) => {
       const call = this.pending;
       if (!call || call.id !== event.data.id) return;
+      if (event.data.preview) {
+        call.onPreview(event.data.layout);
+        return;
+      }
       this.pending = null;
       if (event.data.error) call.reject(new Error(event.data.error));
       else call.resolve(event.data.layout);

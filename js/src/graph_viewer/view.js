@@ -205,9 +205,25 @@ export class GraphView {
     this.el.dataset.ready = "layout";
     this.status.textContent = `Laying out ${nodes.length.toLocaleString()} nodes…`;
     const showMetadata = Boolean(this.model.get("show_metadata"));
+    const adopt = (layout) => {
+      this.graph = { nodes, edges, hlo, layout, showMetadata, module: c.module, op: c.op };
+      this.pinned = null;
+      this.card.hidden = true;
+      this.culled = false; // until draw() knows the new graph's size
+      this.fit(true);
+    };
+    // A large graph: the op's neighbourhood, laid out first by the worker, drawn meanwhile.
+    const preview = (packed) => {
+      if (this.disposed || token !== this.refreshes) return;
+      adopt(unpackLayout(packed));
+      this.el.dataset.ready = "preview";
+      this.status.textContent = `Laying out ${nodes.length.toLocaleString()} nodes; the ` +
+        `${this.graph.layout.nodes.length.toLocaleString()} within 3 hops of the op drawn meanwhile…`;
+      this.draw();
+    };
     let layout;
     try {
-      const packed = await this.layouter.run(c, answer.buffers, { showMetadata });
+      const packed = await this.layouter.run(c, answer.buffers, { showMetadata }, preview);
       layout = packed && unpackLayout(packed);
     } catch (error) {
       this.status.replaceChildren(h("span", { className: "xw-gv-problem" }, `Layout failed: ${error.message}`));
@@ -216,11 +232,8 @@ export class GraphView {
     }
     if (layout === null || this.disposed || token !== this.refreshes) return;
     const laidOut = performance.now() - started;
-    this.graph = { nodes, edges, hlo, layout, showMetadata, module: c.module, op: c.op };
-    this.pinned = null;
-    this.card.hidden = true;
-    this.culled = false; // until draw() knows the new graph's size
-    this.fit(true);
+    adopt(layout);
+    this.el.dataset.ready = "drawing";
     const shown = layout.nodes.length;
     const where = c.whole ? `all of computation ${c.computation}` : `computation ${c.computation}`;
     this.title.textContent = `${c.op} in ${c.module} (${where}): ${shown.toLocaleString()} nodes, ` +
