@@ -46,7 +46,7 @@ def matched_summary(summary: dict, rows: pd.DataFrame, side: str) -> dict:
     becomes an empty placeholder of negative id, named after the other's."""
     other = OTHER[side]
     own = pd.DataFrame(summary["tracks"]).set_index("id")
-    hosts = dict(zip(summary["sections"]["id"], summary["sections"]["host"], strict=True))
+    known = pd.DataFrame(summary["sections"]).set_index("id")  # the side's own names and hosts
     drawn: dict[tuple, int] = {}  # (section name, before's id, after's id) -> the id drawn
     sections: dict[str, list] = {"id": [], "name": [], "kind": [], "host": []}
     tracks: dict[str, list] = {k: [] for k in summary["tracks"]}
@@ -56,12 +56,12 @@ def matched_summary(summary: dict, rows: pd.DataFrame, side: str) -> dict:
         if key not in drawn:
             drawn[key] = section if section >= 0 else -1 - len(drawn)
             sections["id"].append(drawn[key])
-            sections["name"].append(row["section"] if section >= 0
+            sections["name"].append(known.loc[section, "name"] if section >= 0
                                     else f"{row['section']} · only in {other}")
             sections["kind"].append(row["section_kind"])
-            sections["host"].append(hosts.get(section, ""))
+            sections["host"].append(known.loc[section, "host"] if section >= 0 else "")
         tracks["id"].append(track if track >= 0 else -1 - i)
-        tracks["section"].append(row["section"])
+        tracks["section"].append(own.loc[track, "section"] if track >= 0 else row["section"])
         tracks["section_id"].append(drawn[key])
         tracks["name"].append(row[f"name_{side}"] if track >= 0
                               else f"{row[f'name_{other}']} · only in {other}")
