@@ -218,19 +218,21 @@ def luminance(css: str, over: float = 0.0) -> float:
 
 
 @pytest.mark.e2e
-def test_a_chart_tooltip_and_toolbar_follow_the_dark_theme(lab):
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_a_chart_tooltip_and_toolbar_follow_the_dark_theme(app_fixture, request):
     """Dark from the start: hovering a bar of the compare step chart shows a dark tooltip with
     light text, the toolbar's icons are light; switched to light, the tooltip and icons turn
     light and dark. (The suite test above counts light tiles, which a tooltip shown only on
     hover never is.)"""
-    set_start_theme(lab, dark=True)
+    app = request.getfixturevalue(app_fixture)
+    set_start_theme(app, dark=True)
     try:
         pairs = DATA / "compare"
         cells = [(f"import xprof_widgets as xw\nxw.compare({str(pairs / 'loader_slow.xplane.pb')!r}, "
                   f"{str(pairs / 'loader_fast.xplane.pb')!r})")]
-        page = lab.open_and_run(lab.notebook("coherence_tooltip.ipynb", cells))
+        page = app.open_and_run(app.notebook("coherence_tooltip.ipynb", cells))
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        lab.wait_ready(page, ".xw-compare[data-ready='1']")
+        app.wait_ready(page, ".xw-compare[data-ready='1']")
         chart = page.locator(".xw-compare [data-chart='steps']")
         found = {}
         for theme in ("dark", "light"):
@@ -241,7 +243,7 @@ def test_a_chart_tooltip_and_toolbar_follow_the_dark_theme(lab):
                                        timeout=30_000)
                 page.wait_for_timeout(800)
             found[theme] = hover_a_bar(page, chart)
-            harness.screenshot(chart, f"coherence_tooltip_{theme}")
+            harness.screenshot(chart, f"coherence_tooltip_{app.server.app}_{theme}")
         dark, light = found["dark"], found["light"]
         assert "step time" in dark["tip"]["words"]
         assert luminance(dark["tip"]["background"]) < 0.25, dark
@@ -251,7 +253,7 @@ def test_a_chart_tooltip_and_toolbar_follow_the_dark_theme(lab):
         assert luminance(dark["icon"]) > 0.5 and luminance(light["icon"], over=1.0) < 0.5, found
         assert luminance(light["tip"]["background"]) > 0.8 and luminance(light["tip"]["text"]) < 0.4, light
     finally:
-        set_start_theme(lab, dark=False)
+        set_start_theme(app, dark=False)
 
 
 def hover_a_bar(page, chart) -> dict:
