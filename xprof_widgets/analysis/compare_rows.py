@@ -13,6 +13,7 @@ busiest; what is left is a row of one side only, drawn empty on the other.
 from __future__ import annotations
 
 import re
+from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
 
 import pandas as pd
@@ -93,18 +94,18 @@ def _pair_tracks(before: pd.DataFrame, after: pd.DataFrame
                  ) -> list[tuple[tuple[int | None, int | None], str]]:
     """One section's rows: ((before row label, after row label), how matched), groups in the
     merged order of their first tracks, each group's rows busiest first."""
+    sides = [{g: _busiest_first(part) for g, part in t.groupby("group", sort=False)}
+             for t in (before, after)]
+    names = [t["name"].to_dict() for t in (before, after)]
     out = []
-    for group in merged_order(list(dict.fromkeys(before["group"])),
-                              list(dict.fromkeys(after["group"]))):
-        b = _busiest_first(before[before["group"] == group])
-        a = _busiest_first(after[after["group"] == group])
-        by_name = [(i, j) for i in b for j in a if before.loc[i, "name"] == after.loc[j, "name"]]
-        paired_b, paired_a, named = set(), set(), []
-        for i, j in by_name:  # a name twice on one side pairs in order, once each
-            if i not in paired_b and j not in paired_a:
-                paired_b.add(i)
-                paired_a.add(j)
-                named.append(((i, j), "name"))
+    for group in merged_order(list(sides[0]), list(sides[1])):
+        b, a = sides[0].get(group, []), sides[1].get(group, [])
+        waiting: dict[str, deque] = defaultdict(deque)  # after's tracks by name, busiest first
+        for j in a:
+            waiting[names[1][j]].append(j)
+        named = [((i, waiting[names[0][i]].popleft()), "name") for i in b if waiting[names[0][i]]]
+        paired_b = {i for (i, _), _ in named}
+        paired_a = {j for (_, j), _ in named}
         rest_b = [i for i in b if i not in paired_b]
         rest_a = [j for j in a if j not in paired_a]
         out += named + [((i, j), "stem") for i, j in zip(rest_b, rest_a, strict=False)]
