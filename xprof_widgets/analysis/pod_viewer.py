@@ -1,11 +1,11 @@
-"""Pod viewer (XProf's pod_viewer, deprecated there): each step of every core and host, split into
-the parts XProf names, its bottleneck, and the stragglers of each step.
+"""Pod viewer (XProf's pod_viewer, deprecated there): each step of every core and host, split by
+the step breakdown, its bottleneck, and the stragglers of each step.
 
 Each row is a step on a unit (a device core, or on a CPU-only run the host's threads), split by
 the step breakdown every tool shares (step_breakdown.py). XProf's parts are sums of its
 categories (step_breakdown.XPROF_PARTS): its "Input" is host to device and waiting for input.
 
-The bottleneck of a row is its largest part. A step's time on a host is its slowest unit's. A
+The bottleneck of a row is its largest part as XProf sums them, by XProf's name. A step's time on a host is its slowest unit's. A
 straggler is a unit (or host) whose step time is more than STRAGGLER_RATIO times the median of
 that step over all units (or hosts): in synchronous training every unit waits for the slowest,
 so 10% above the median is the time the others lose. With several hosts the steps are those all
@@ -34,7 +34,8 @@ ROW_COLUMNS = ["step", "name", "host", "core", "start_us", "duration_us", *PARTS
 
 @dataclass(frozen=True)
 class PodViewerAnalysis:
-    """Every step of every unit (`rows`, COLUMNS), and the tables the view draws from them."""
+    """Every step of every unit (`rows`, ROW_COLUMNS and before_step_us), and the tables the
+    view draws from them."""
 
     rows: pd.DataFrame
     source: str
