@@ -44,7 +44,7 @@ from xprof_widgets.analysis.graph import ModuleGraph, Neighbourhood
 from xprof_widgets.profile.schema import HloProto
 from xprof_widgets.synthetic.hlo import build_hlo_proto
 from xprof_widgets.synthetic.program import layers_for, make_program
-from xprof_widgets.widgets.graph_wire import encode_graph
+from xprof_widgets.widgets.graph_viewer import graph_reply
 
 
 def _module(instructions: int) -> bytes:
@@ -137,16 +137,14 @@ def main() -> None:
 
 def _reply(graph: ModuleGraph, op: str, whole: bool) -> list:
     """[case, nodes, edges, bytes, wall s, CPU s] of the view's graph reply (fusions merged, width
-    3 or the whole module): rows, HLO lines and their binary columns (widgets/graph_wire.py),
-    on a module already indexed and its sources scanned (so what a second graph costs)."""
-    Neighbourhood(graph, op, 3, True, whole=whole).hlo_lines()
+    3 or the whole module: `graph_reply`, binary columns), on a module already indexed and its
+    sources scanned (so what a second graph costs)."""
+    graph_reply(Neighbourhood(graph, op, 3, True, whole=whole))
     wall, cpu = time.perf_counter(), time.process_time()
-    nb = Neighbourhood(graph, op, 3, True, whole=whole)
-    nodes, edges = nb.nodes(), nb.edges()
-    header, buffers = encode_graph(nodes, edges, nb.hlo_lines())
+    header, buffers = graph_reply(Neighbourhood(graph, op, 3, True, whole=whole))
     took = [time.perf_counter() - wall, time.process_time() - cpu]
     size = len(json.dumps(header)) + sum(len(b) for b in buffers)
-    return ["whole module" if whole else "width 3", len(nodes), len(edges), size, *took]
+    return ["whole module" if whole else "width 3", header["nodes"], header["edges"], size, *took]
 
 
 LAYOUT_JS = Path(__file__).resolve().parents[2] / "js" / "src" / "graph_viewer" / "layout.js"

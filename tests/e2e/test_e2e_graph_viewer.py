@@ -293,6 +293,10 @@ def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_
     # Opened at reading size around the op: only what lies within a screen of the view is drawn.
     assert expected > 4000 and 0 < widget.locator(".xw-gv-node").count() < expected / 4
     harness.screenshot(widget, f"graph_viewer_whole_module_{app.server.app}")
+    # A graph this large comes without HLO lines: the card asks for its node's.
+    widget.locator(".xw-gv-node.xw-gv-centre").hover()
+    page.wait_for_function("() => document.querySelector('.xw-gv-card:not([hidden]) > pre')"
+                           "?.textContent.startsWith('%fusion.1332 = ')", timeout=20_000)
     # Fitted, all of it is in view, too small to read: every node and edge painted on the
     # overview's canvas, the SVG hidden (no more SVG elements made for it).
     drawn = widget.locator(".xw-gv-node").count()

@@ -202,6 +202,19 @@ def test_the_graph_reply_is_binary_columns_equal_to_the_frames():
     assert answer["edges"] == {c: edges[c].tolist() for c in edges.columns}
 
 
+def test_a_large_graph_reply_leaves_hlo_lines_to_the_card(monkeypatch):
+    from xprof_widgets.widgets import graph_viewer
+
+    g = xw.GraphViewer(str(TPU), op="broadcast_add_fusion.2", width=2)
+    lines = g.neighbourhood().hlo_lines(long=True)
+    monkeypatch.setattr(graph_viewer, "HLO_INLINE", len(lines) - 1)
+    answer = decoded(*g._graph(g.module, g.op, 2, True, True))
+    assert answer["hlo"] == [None] * len(lines)
+    names = answer["nodes"]["name"]
+    assert [g._hlo(g.module, name, True)["line"] for name in names] == lines
+    assert "no instruction named" in g._hlo(g.module, "nope", False)["problem"]
+
+
 def test_the_string_table_cuts_at_utf16_ends_as_javascript_slices():
     import pandas as pd
 

@@ -24,6 +24,7 @@ from ..analysis.graph import (
     DOWNLOADS,
     Neighbourhood,
     find_module,
+    instruction_text,
     module_download,
     module_graph,
     neighbourhood,
@@ -41,6 +42,9 @@ MAX_DRAWN = 30_000
 """Most instructions the view draws: laid out in a Web Worker (dagre up to 400 nodes, a layered
 layout of our own beyond) and drawn in batches, a graph this large takes seconds; beyond it the
 SVG alone would take the page's memory (docs/graph_viewer.md, Scale)."""
+HLO_INLINE = 2_000
+"""Most nodes whose HLO lines ride in the graph reply; a larger graph's card asks for its node's
+line (a whole module's lines are half its reply's bytes, and a card shows one at a time)."""
 SEARCH_HITS = 20
 
 
@@ -185,7 +189,7 @@ class GraphViewer(RequestWidget):
             return {"problem": f"{len(nodes):,} instructions lie within {where}: more than the "
                                f"view draws ({MAX_DRAWN:,}). Lower the width or merge fusions; "
                                "nodes() lists them all."}
-        header, buffers = encode_graph(nodes, nb.edges(), nb.hlo_lines(long=bool(show_metadata)))
+        header, buffers = graph_reply(nb, bool(show_metadata))
         return {"module": nb.graph.label, "op": op, "computation": nb.computation,
                 "whole": nb.whole, **header}, buffers
 
@@ -201,6 +205,15 @@ class GraphViewer(RequestWidget):
         """The op's source stack and the lines around one frame (the profile names the file:
         the view cannot ask for any other)."""
         return source_answer(op_stack(self.profile, module, op), frame)
+
+    @handler("hlo")
+    def _hlo(self, module: str, name: str, long: bool) -> dict:
+        """One instruction's HLO line (a large graph's reply leaves them out)."""
+        graph = module_graph(self.profile, module)
+        found = graph.find(name)
+        if found is None:
+            return {"problem": f"module {graph.label} has no instruction named {name!r}."}
+        return {"line": instruction_text(graph, *found, long=bool(long))}
 
     @handler("default_op")
     def _default_op(self, module: str) -> dict:
@@ -236,6 +249,14 @@ class GraphViewer(RequestWidget):
                 f"merge_fusions={self.merge_fusions}>")
 
 
+def graph_reply(nb: Neighbourhood, long: bool = False) -> tuple[dict, list[bytes]]:
+    """(header, buffers) of the view's graph: rows, edges and (up to HLO_INLINE nodes) each
+    node's HLO line, `long` with metadata, in binary columns (graph_wire.py)."""
+    nodes = nb.nodes()
+    hlo = nb.hlo_lines(long) if len(nodes) <= HLO_INLINE else [None] * len(nodes)
+    return encode_graph(nodes, nb.edges(), hlo)
+
+
 def default_op(profile: Any, module: str) -> str:
     """The op to centre on in a module: its longest-running op, else its entry's root."""
     graph = module_graph(profile, module)
@@ -263,4 +284,4 @@ def _busiest_module(profile: Any, labels: list[str]) -> str:
     return best
 
 
-__all__ = ["GraphViewer", "default_op"]
+__all__ = ["GraphViewer", "default_op", "graph_reply"]

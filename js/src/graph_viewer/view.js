@@ -523,7 +523,7 @@ export class GraphView {
     const source = h("div", { className: "xw-gv-source" });
     this.card.replaceChildren(h("h4", {}, node.name),
       h("table", {}, rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))),
-      h("pre", {}, this.graph.hlo(row)), source, h("div", {}, buttons));
+      this.hloLine(row), source, h("div", {}, buttons));
     if (node.source) this.loadSource(row, source);
     this.card.hidden = false;
     this.card.dataset.name = node.name;
@@ -538,6 +538,19 @@ export class GraphView {
     const replace = () => { if (!this.disposed && !this.card.hidden && this.card.dataset.name === op) this.placeCard(row); };
     box.replaceChildren(sourcePanel(
       (frame) => request(this.model, "source", { module, op, frame }, { channel: "source" }), { onChange: replace }));
+  }
+
+  /** The node's HLO line, from the reply or (a large graph's) asked of the kernel. */
+  hloLine(row) {
+    const line = this.graph.hlo(row);
+    const box = h("pre", {}, line ?? "…");
+    if (line !== null) return box;
+    const { graph } = this;
+    request(this.model, "hlo", { module: graph.module, name: graph.nodes[row].name, long: graph.showMetadata },
+      { channel: "hlo" }).then((answer) => {
+      if (answer !== null && box.isConnected) box.textContent = answer.content.line ?? answer.content.problem;
+    }, (error) => { box.textContent = error.message; });
+    return box;
   }
 
   /** The card beside its node (right of it, else left of it), never over it, inside the stage

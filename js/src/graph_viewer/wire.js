@@ -22,7 +22,8 @@ export function stringTable(bytes, endBytes) {
 /** {nodes, edges, hlo} of a reply's header and buffers. A node is read where it lies: its
  * fields (the header's columns; null for a missing string, NaN for a missing number) are getters
  * on the columns, so tens of thousands of nodes cost a small object each. Edges {source, target,
- * operand_index, shape} by name; hlo: a node row's HLO line. */
+ * operand_index, shape} by name; hlo: a node row's HLO line (null where the reply left it out:
+ * a large graph's). */
 export function decodeGraph(header, buffers) {
   const [strings, ends, textBytes, numberBytes, intBytes, edgeBytes] = buffers;
   const table = stringTable(strings, ends);
@@ -50,5 +51,5 @@ export function decodeGraph(header, buffers) {
   for (let i = 0; i < m; i++) {
     edges[i] = { source: nameAt(e[i]), target: nameAt(e[m + i]), operand_index: e[2 * m + i], shape: word(e[3 * m + i]) };
   }
-  return { nodes, edges, hlo: (r) => word(text[hloAt * n + r]) ?? "" };
+  return { nodes, edges, hlo: (r) => word(text[hloAt * n + r]) };
 }
