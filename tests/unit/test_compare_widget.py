@@ -224,3 +224,16 @@ def test_a_device_only_in_one_run_is_an_empty_section_on_the_other():
     assert len(tpu) == 4 and all(i < 0 and n.endswith(" · only in after") for i, n in tpu)
     assert drawn_rows(cmp.before) == drawn_rows(cmp.after)
     assert set(rows.loc[rows["section_before"] == -1, "matched_by"]) == {"after only"}
+
+
+def test_two_ranks_gpus_pair_across_their_numbers():
+    """HTA's trace-diff pair: rank 3 against rank 1. 'GPU 3' pairs with 'GPU 1' (their names'
+    stem), the default stream 7 by name, the others by stem, busiest with busiest."""
+    hta = PAIRS.parent / "public" / "hta" / "trace_diff"
+    rows = match_rows(xw.open_profile(hta / "control"), xw.open_profile(hta / "test"))
+    gpu = rows[rows["section"] == "python3.8 (3) GPU 3"]
+    assert (gpu["section_before"] >= 0).all() and (gpu["section_after"] >= 0).all()
+    assert gpu[["name_before", "name_after", "matched_by"]].values.tolist()[0] == [
+        "stream 7", "stream 7", "name"]
+    assert set(gpu["matched_by"]) == {"name", "stem"} and len(gpu) == 4
+    assert not rows["matched_by"].str.endswith("only").any()

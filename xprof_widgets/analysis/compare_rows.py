@@ -1,11 +1,12 @@
 """The rows two runs' timelines share, so that a compare draws them row for row.
 
 Two runs of one program list the same threads under new ids (`tf_XLAEigen/-8948...` before,
-`tf_XLAEigen/2708...` after) and in another order (XProf sorts a host's threads by id). A row
-is keyed by its section (the host's rank in its run, the section's kind and name) and its
-track's kind and name stem (the name with its long numbers, thread and process ids, made one
-mark). Within a section, tracks of one name pair first, then tracks of one stem, busiest with
-busiest; what is left is a row of one side only, drawn empty on the other.
+`tf_XLAEigen/2708...` after) and in another order (XProf sorts a host's threads by id); two
+ranks of a job name their GPU apart (`GPU 3`, `GPU 1`). Sections pair first by name (with the
+host's rank in its run and the section's kind), then by name stem (the name with its numbers
+made one mark) in the order each run lists them; within a section pair, tracks of one kind pair
+by name, then by stem, busiest with busiest. What is left is a row of one side only, drawn
+empty on the other.
 
     rows = match_rows(before, after)   # one row per timeline row, in the order both draw them
 """
@@ -20,44 +21,68 @@ import pandas as pd
 
 from ..profile.model import Profile
 
-ID_RUN = re.compile(r"-?\d{4,}")
-"""A run of 4 or more digits: a thread or process id (a stream's '#12' is a name)."""
-SIDES = ("before", "after")
+NUMBER = re.compile(r"-?\d+")
+"""A number in a name: a thread or process id, a rank, a device or stream index."""
 COLUMNS = ("section", "section_kind", "track_before", "track_after", "name_before", "name_after",
            "section_before", "section_after", "kind", "max_depth", "matched_by")
+Pair = tuple[tuple[Hashable | None, Hashable | None], str]
 
 
 def stem(name: str) -> str:
-    """`name` with each id (a run of 4 or more digits) made '#': the part two runs share."""
-    return ID_RUN.sub("#", name)
+    """`name` with each number made '#': what two runs' names of one thing share."""
+    return NUMBER.sub("#", name)
 
 
 def match_rows(before: Profile, after: Profile) -> pd.DataFrame:
     """The rows both timelines draw, top to bottom: one per matched pair of tracks or track of
     one side only. Columns: section (its name), track_before / track_after (track ids, -1 where
     that side has none), name_before / name_after ("" there), section_before / section_after
-    (section ids, -1 where that side lacks the whole section), kind, and matched_by ("name",
-    "stem", "before only" or "after only")."""
+    (section ids, -1 where that side lacks the whole section), section_kind, kind, max_depth
+    (the deeper side's, so that both draw the row one height) and matched_by ("name", "stem",
+    "before only" or "after only": how its tracks paired)."""
     sides = [_drawn_tracks(before), _drawn_tracks(after)]
-    grouped = [{key: part for key, part in t.groupby("section_key", sort=False)} for t in sides]
+    by_section = [dict(tuple(t.groupby("section_id", sort=False))) for t in sides]
+    sections = [_keyed(t.drop_duplicates("section_id"), "section_id",
+                       ("host_rank", "section_kind"), "section") for t in sides]
     rows: list[dict] = []
-    for key in merged_order(*(list(g) for g in grouped)):
-        parts = [g.get(key, sides[0].iloc[:0]) for g in grouped]
-        sections = [int(p["section_id"].iloc[0]) if len(p) else -1 for p in parts]
-        section = next(str(p["section"].iloc[0]) for p in parts if len(p))
-        for pair, how in _pair_tracks(*parts):
-            got = [parts[i].loc[t] for i, t in enumerate(pair) if t is not None]
-            tracks = [int(parts[i].loc[t, "track"]) if t is not None else -1
-                      for i, t in enumerate(pair)]
-            names = [str(parts[i].loc[t, "name"]) if t is not None else ""
-                     for i, t in enumerate(pair)]
-            rows.append({"section": section, "section_kind": key[1],
-                         "track_before": tracks[0], "track_after": tracks[1],
-                         "name_before": names[0], "name_after": names[1],
-                         "section_before": sections[0], "section_after": sections[1],
-                         "kind": str(got[0]["kind"]),
-                         "max_depth": max(int(g["max_depth"]) for g in got), "matched_by": how})
+    for ids, _ in pair_in_order(*sections):
+        parts = [by_section[k][i] if i is not None else sides[k].iloc[:0]
+                 for k, i in enumerate(ids)]
+        rows += _section_rows(parts, [-1 if i is None else int(i) for i in ids])
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _section_rows(parts: list[pd.DataFrame], section_ids: list[int]) -> list[dict]:
+    """The rows of one pair of sections (one may be empty: a section of one run only)."""
+    present = next(p for p in parts if len(p))
+    tracks = [_keyed(p.sort_values("n_events", ascending=False, kind="stable"), None,
+                     ("kind",), "name") for p in parts]  # busiest first
+    rows = []
+    for pair, how in pair_in_order(*tracks):
+        got = [parts[k].loc[t] if t is not None else None for k, t in enumerate(pair)]
+        row = {"section": str(present["section"].iloc[0]),
+               "section_kind": str(present["section_kind"].iloc[0]),
+               "section_before": section_ids[0], "section_after": section_ids[1],
+               "kind": next(str(g["kind"]) for g in got if g is not None),
+               "max_depth": max(int(g["max_depth"]) for g in got if g is not None),
+               "matched_by": how}
+        for side, g in zip(("before", "after"), got, strict=True):
+            row[f"track_{side}"] = int(g["track"]) if g is not None else -1
+            row[f"name_{side}"] = str(g["name"]) if g is not None else ""
+        rows.append(row)
+    return rows
+
+
+def _keyed(frame: pd.DataFrame, id_column: str | None, fixed: tuple[str, ...], name: str
+           ) -> dict[Hashable, tuple[tuple, tuple]]:
+    """Each item of `frame` (its `id_column`, else its row label), in order, to its exact key
+    (the `fixed` columns and the name) and its loose key (the same with the name's stem)."""
+    ids = frame.index if id_column is None else frame[id_column]
+    out = {}
+    for item, *values in zip(ids, *(frame[c] for c in fixed), frame[name], strict=True):
+        head, text = tuple(values[:-1]), str(values[-1])
+        out[item] = ((*head, text), (*head, stem(text)))
+    return out
 
 
 def merged_order(first: Sequence[Hashable], second: Sequence[Hashable]) -> list:
@@ -75,45 +100,41 @@ def merged_order(first: Sequence[Hashable], second: Sequence[Hashable]) -> list:
 
 
 def _drawn_tracks(profile: Profile) -> pd.DataFrame:
-    """The tracks a Trace Viewer draws (not XProf's hidden ones), with their section's key and
-    their own (kind, stem) group."""
+    """The tracks a Trace Viewer draws (not XProf's hidden ones), each with its section's name,
+    kind and its host's rank in the run."""
     t = profile.tracks[profile.tracks["kind"] != "hidden"]
     hosts = {host: rank for rank, host in enumerate(dict.fromkeys(profile.sections["host"]))}
-    out = pd.DataFrame({
+    return pd.DataFrame({
         "track": t.index.to_numpy(), "section_id": t["section_id"].to_numpy(),
-        "section": t["section"].astype(str).to_numpy(), "name": t["name"].astype(str).to_numpy(),
-        "kind": t["kind"].astype(str).to_numpy(), "n_events": t["n_events"].to_numpy(),
-        "max_depth": t["max_depth"].to_numpy()})
-    out["section_key"] = [(hosts.get(h, 0), k, stem(s)) for h, k, s in
-                          zip(t["host"], t["section_kind"].astype(str), out["section"], strict=True)]
-    out["group"] = list(zip(out["kind"], out["name"].map(stem), strict=True))
-    return out.reset_index(drop=True)
+        "section": t["section"].astype(str).to_numpy(),
+        "section_kind": t["section_kind"].astype(str).to_numpy(),
+        "host_rank": [hosts.get(h, 0) for h in t["host"]],
+        "name": t["name"].astype(str).to_numpy(), "kind": t["kind"].astype(str).to_numpy(),
+        "n_events": t["n_events"].to_numpy(), "max_depth": t["max_depth"].to_numpy()})
 
 
-def _pair_tracks(before: pd.DataFrame, after: pd.DataFrame
-                 ) -> list[tuple[tuple[int | None, int | None], str]]:
-    """One section's rows: ((before row label, after row label), how matched), groups in the
-    merged order of their first tracks, each group's rows busiest first."""
-    sides = [{g: _busiest_first(part) for g, part in t.groupby("group", sort=False)}
-             for t in (before, after)]
-    names = [t["name"].to_dict() for t in (before, after)]
-    out = []
-    for group in merged_order(list(sides[0]), list(sides[1])):
-        b, a = sides[0].get(group, []), sides[1].get(group, [])
-        waiting: dict[str, deque] = defaultdict(deque)  # after's tracks by name, busiest first
+def pair_in_order(before: dict, after: dict) -> list[Pair]:
+    """Pairs two runs' items: ((before's item or None, after's or None), how). `before` and
+    `after` map each item, in their order, to its (exact key, loose key). Items of one exact key
+    pair first, then of one loose key, each in its order; groups of one loose key come in the
+    merged order of their first items, each its exact pairs, its loose ones, then the items of
+    one side only."""
+    groups: list[dict[Hashable, list]] = [defaultdict(list), defaultdict(list)]
+    for side, items in enumerate((before, after)):
+        for item, (_, loose) in items.items():
+            groups[side][loose].append(item)
+    out: list[Pair] = []
+    for key in merged_order(list(groups[0]), list(groups[1])):
+        b, a = groups[0].get(key, []), groups[1].get(key, [])
+        waiting: dict[Hashable, deque] = defaultdict(deque)  # after's items by exact key
         for j in a:
-            waiting[names[1][j]].append(j)
-        named = [((i, waiting[names[0][i]].popleft()), "name") for i in b if waiting[names[0][i]]]
-        paired_b = {i for (i, _), _ in named}
-        paired_a = {j for (_, j), _ in named}
-        rest_b = [i for i in b if i not in paired_b]
-        rest_a = [j for j in a if j not in paired_a]
-        out += named + [((i, j), "stem") for i, j in zip(rest_b, rest_a, strict=False)]
+            waiting[after[j][0]].append(j)
+        named = [((i, waiting[before[i][0]].popleft()), "name") for i in b if waiting[before[i][0]]]
+        paired = [{i for (i, _), _ in named}, {j for (_, j), _ in named}]
+        rest_b = [i for i in b if i not in paired[0]]
+        rest_a = [j for j in a if j not in paired[1]]
         n = min(len(rest_b), len(rest_a))
+        out += named + [((i, j), "stem") for i, j in zip(rest_b[:n], rest_a[:n], strict=True)]
         out += [((i, None), "before only") for i in rest_b[n:]]
         out += [((None, j), "after only") for j in rest_a[n:]]
     return out
-
-
-def _busiest_first(tracks: pd.DataFrame) -> list[int]:
-    return tracks.sort_values("n_events", ascending=False, kind="stable").index.tolist()
