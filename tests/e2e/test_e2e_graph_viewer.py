@@ -313,6 +313,12 @@ def test_large_layouts_leave_the_page_responsive_and_the_whole_module_draws(app_
     assert widget.locator(".xw-gv-node").count() == drawn
     assert widget.locator("input[type=number]").is_disabled()  # no width for the whole module
     harness.screenshot(widget, f"graph_viewer_whole_module_fitted_{app.server.app}")
+    # The SVG download holds the nodes drawn so far, shown (the page's SVG is hidden now).
+    with page.expect_download() as info:
+        widget.get_by_role("button", name="SVG").click()
+    with open(info.value.path(), encoding="utf-8") as f:
+        svg = f.read()
+    assert "display: none" not in svg and svg.count('class="xw-gv-node') == drawn
     # Zoomed back in past the overview's zoom: SVG again, drawn where the view is.
     for _ in range(20):
         if widget.get_attribute("data-overview") == "0":

@@ -684,6 +684,7 @@ export class GraphView {
     const { width, height } = this.graph.layout;
     const copy = this.svg.cloneNode(true);
     copy.setAttribute("xmlns", SVG_NS);
+    copy.style.removeProperty("display"); // hidden while the overview's canvas shows
     copy.setAttribute("viewBox", `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`);
     copy.setAttribute("width", String(Math.ceil(width)));
     copy.setAttribute("height", String(Math.ceil(height)));
