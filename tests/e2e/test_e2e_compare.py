@@ -197,6 +197,14 @@ def test_two_pytorch_traces(request, app_name):
     table.locator("select[data-facet='device']").select_option("")
     page.set_viewport_size({"width": 1280, "height": 1400})
     harness.screenshot(widget, f"compare_kineto_ops_{app_name}")
+    # The timelines: rank 3's GPU 3 beside rank 1's GPU 1, row for row (no row of one run only).
+    rows = kernel(page, "[[v._summary['sections']['name'], v._summary['tracks']['max_depth']] "
+                        "for v in (cmp.before, cmp.after)]")
+    assert rows[0][1] == rows[1][1] and "python3.8 (1) GPU 1" in rows[1][0]
+    assert not any("only in" in name for side in rows for name in side[0])
+    traces = page.locator(".xw-cmp-traces")
+    traces.scroll_into_view_if_needed()
+    harness.screenshot(traces, f"compare_kineto_traces_{app_name}")
 
 
 ROW_LABELS = """(viewer) => viewer.querySelector('.xw-tv-tip:not([hidden]) .xw-tv-tip-name')?.textContent"""

@@ -228,7 +228,8 @@ def test_a_device_only_in_one_run_is_an_empty_section_on_the_other():
 
 def test_two_ranks_gpus_pair_across_their_numbers():
     """HTA's trace-diff pair: rank 3 against rank 1. 'GPU 3' pairs with 'GPU 1' (their names'
-    stem), the default stream 7 by name, the others by stem, busiest with busiest."""
+    stem), the default stream 7 by name, the others by stem, busiest (top-level time) with
+    busiest."""
     hta = PAIRS.parent / "public" / "hta" / "trace_diff"
     rows = match_rows(xw.open_profile(hta / "control"), xw.open_profile(hta / "test"))
     gpu = rows[rows["section"] == "python3.8 (3) GPU 3"]
@@ -237,3 +238,7 @@ def test_two_ranks_gpus_pair_across_their_numbers():
         "stream 7", "stream 7", "name"]
     assert set(gpu["matched_by"]) == {"name", "stem"} and len(gpu) == 4
     assert not rows["matched_by"].str.endswith("only").any()
+    # Each run's main thread (its ProfilerSteps span the run) beside the other's, though a worker
+    # thread of before has more events than it.
+    main = rows.set_index("name_before").loc["thread 3113936 (python3.8)"]
+    assert main["name_after"] == "thread 2568503 (python3.8)"

@@ -5,7 +5,7 @@ Two runs of one program list the same threads under new ids (`tf_XLAEigen/-8948.
 ranks of a job name their GPU apart (`GPU 3`, `GPU 1`). Sections pair first by name (with the
 host's rank in its run and the section's kind), then by name stem (the name with its numbers
 made one mark) in the order each run lists them; within a section pair, tracks of one kind pair
-by name, then by stem, busiest with busiest. What is left is a row of one side only, drawn
+by name, then by stem, busiest with busiest (time under top-level events). What is left is a row of one side only, drawn
 empty on the other.
 
     rows = match_rows(before, after)   # one row per timeline row, in the order both draw them
@@ -17,6 +17,7 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
@@ -55,8 +56,7 @@ def match_rows(before: Profile, after: Profile) -> pd.DataFrame:
 def _section_rows(parts: list[pd.DataFrame], section_ids: list[int]) -> list[dict]:
     """The rows of one pair of sections (one may be empty: a section of one run only)."""
     present = next(p for p in parts if len(p))
-    tracks = [_keyed(p.sort_values("n_events", ascending=False, kind="stable"), None,
-                     ("kind",), "name") for p in parts]  # busiest first
+    tracks = [_keyed(_busiest_within_stems(p), None, ("kind",), "name") for p in parts]
     rows = []
     for pair, how in pair_in_order(*tracks):
         got = [parts[k].loc[t] if t is not None else None for k, t in enumerate(pair)]
@@ -71,6 +71,15 @@ def _section_rows(parts: list[pd.DataFrame], section_ids: list[int]) -> list[dic
             row[f"name_{side}"] = str(g["name"]) if g is not None else ""
         rows.append(row)
     return rows
+
+
+def _busiest_within_stems(tracks: pd.DataFrame) -> pd.DataFrame:
+    """`tracks` with each stem's tracks together, busiest first, the stems in the run's order
+    (XProf's order of a device's rows stays)."""
+    stems = tracks["kind"] + "\n" + tracks["name"].map(stem)
+    first = {s: k for k, s in enumerate(dict.fromkeys(stems))}
+    return (tracks.assign(stem_order=stems.map(first))
+            .sort_values(["stem_order", "busy_ps"], ascending=[True, False], kind="stable"))
 
 
 def _keyed(frame: pd.DataFrame, id_column: str | None, fixed: tuple[str, ...], name: str
@@ -110,7 +119,17 @@ def _drawn_tracks(profile: Profile) -> pd.DataFrame:
         "section_kind": t["section_kind"].astype(str).to_numpy(),
         "host_rank": [hosts.get(h, 0) for h in t["host"]],
         "name": t["name"].astype(str).to_numpy(), "kind": t["kind"].astype(str).to_numpy(),
-        "n_events": t["n_events"].to_numpy(), "max_depth": t["max_depth"].to_numpy()})
+        "busy_ps": _busy_ps(profile, t), "max_depth": t["max_depth"].to_numpy()})
+
+
+def _busy_ps(profile: Profile, tracks: pd.DataFrame) -> np.ndarray:
+    """Each track's time under its top-level events: a run's main thread (its steps span the
+    run) outranks a busy worker, as in the other run."""
+    out = np.zeros(len(tracks), np.int64)
+    for k, (first, end) in enumerate(zip(tracks["first_event"], tracks["end_event"], strict=True)):
+        top = profile.depth[first:end] == 0
+        out[k] = int(profile.duration_ps[first:end][top].sum())
+    return out
 
 
 def pair_in_order(before: dict, after: dict) -> list[Pair]:
