@@ -128,6 +128,9 @@ def main() -> None:
             layouts += [[name, *_node_layout(nb, engine, package, args.layout_timeout)]
                         for name, nb in cases]
     print(table(["layout under Node.js", "nodes", "edges", "layout", "ms"], layouts))
+    if args.browser and args.elkjs:
+        print(table(["ELK in its worker in Chromium", "nodes", "edges", "ms"],
+                    _elk_in_chromium(cases, args.elkjs)))
     if args.browser:
         print(table(["in JupyterLab (Chromium)", "nodes", "layout ms", "first nodes ms",
                      "drawn ms", "longest frame gap ms", "longest task ms"], _browser(data, ops[0])))
@@ -184,9 +187,15 @@ edges.forEach((e, i) => {  // each edge in the innermost cluster holding both en
   const holder = common == null ? root : byName.get(common);
   (holder.edges ??= []).push({ id: "e" + i, sources: [e.source], targets: [e.target] });
 });
-const t = performance.now();
-await new ELK().layout(root);
-console.log(JSON.stringify({ ms: performance.now() - t, edges: edges.filter((e) => byName.has(e.source) && byName.has(e.target)).length }));
+if (process.argv[2] === "graph") {  // the ELK graph itself, for the run in Chromium's worker
+  console.log(JSON.stringify(root));
+} else {
+  const elk = new ELK();
+  await elk.knownLayoutAlgorithms(); // started and registered before the clock, as in Chromium
+  const t = performance.now();
+  await elk.layout(root);
+  console.log(JSON.stringify({ ms: performance.now() - t, edges: edges.filter((e) => byName.has(e.source) && byName.has(e.target)).length }));
+}
 """
 
 
@@ -205,29 +214,45 @@ console.log(JSON.stringify({ ms: performance.now() - t, edges: (out.edges ?? [])
 ENGINES = {"elk": "ELK layered", "graphviz": "Graphviz dot (WASM)"}
 
 
+def _node(script: str, text: str, *args: str, timeout: float = 300
+          ) -> subprocess.CompletedProcess:
+    """`script` run by Node.js on a file holding `text` (its first argument, then `args`)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".in") as f:
+        f.write(text)
+        f.flush()
+        return subprocess.run([shutil.which("node") or "node", "--input-type=module", "-e",
+                               script, f.name, *args], check=False, capture_output=True,
+                              text=True, timeout=timeout)
+
+
+def _layout_input(nb: Neighbourhood) -> str:
+    """The graph as the Node.js scripts read it: {nodes, edges} rows."""
+    frame = nb.nodes()
+    nodes = frame.assign(fusion=frame["fusion"].where(frame["fusion"].notna(), None))
+    rows = nodes[["name", "opcode", "shape", "fusion", "expanded"]].to_dict("records")
+    return json.dumps({"nodes": rows, "edges": nb.edges().to_dict("records")})
+
+
+def _elk_uri(package: Path) -> str:
+    return (package / "lib" / "elk.bundled.js").as_uri()
+
+
 def _node_layout(nb: Neighbourhood, engine: str = "ours", package: Path | None = None,
                  timeout: float = 300) -> list:
     """[nodes, edges, which layout, ms] of `nb` laid out under Node.js by the view's layout
     (`ours`: dagre or the layered one), ELK (`elk`) or Graphviz (`graphviz`) from the npm
     `package` folder; ms None when it runs past `timeout` seconds, the error when it fails."""
     frame = nb.nodes()
-    nodes = frame.assign(fusion=frame["fusion"].where(frame["fusion"].notna(), None))
-    rows = nodes[["name", "opcode", "shape", "fusion", "expanded"]].to_dict("records")
-    edges = nb.edges().to_dict("records")
+    edges = nb.edges()
     scripts = {"ours": lambda: NODE_TIMING % LAYOUT_JS.as_uri(),
-               "elk": lambda: ELK_TIMING % (LAYOUT_JS.as_uri(),
-                                            (package / "lib" / "elk.bundled.js").as_uri()),
+               "elk": lambda: ELK_TIMING % (LAYOUT_JS.as_uri(), _elk_uri(package)),
                "graphviz": lambda: GRAPHVIZ_TIMING % (package / "dist" / "index.js").as_uri()}
     shown = int((~frame["expanded"]).sum())
-    with tempfile.NamedTemporaryFile("w", suffix=".in") as f:
-        f.write(nb.to_dot() if engine == "graphviz" else json.dumps({"nodes": rows, "edges": edges}))
-        f.flush()
-        try:
-            done = subprocess.run([shutil.which("node") or "node", "--input-type=module", "-e",
-                                   scripts[engine](), f.name], check=False, capture_output=True,
-                                  text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return [shown, len(edges), ENGINES[engine], None]
+    try:
+        done = _node(scripts[engine](), nb.to_dot() if engine == "graphviz" else _layout_input(nb),
+                     timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [shown, len(edges), ENGINES[engine], None]
     if done.returncode and engine != "ours":  # ELK's recursion overflows on a long chain
         errors = re.findall(r"^\s*(\w*Error\b.{0,80})", done.stderr, re.MULTILINE)
         return [shown, len(edges), ENGINES[engine], errors[0] if errors else "failed"]
@@ -298,6 +323,49 @@ FIT_WATCH = """(total) => {
   requestAnimationFrame(tick);
   el.querySelector('.xw-gv-stage').dispatchEvent(new KeyboardEvent('keydown', { key: 'f', bubbles: true }));
 }"""
+
+
+# ELK's own worker (elk-worker.min.js, started from a Blob URL as the view starts its own) laying
+# out one graph in Chromium: the page's clock from the layout request to its answer.
+ELK_WORKER = """async ([source, graph]) => {
+  const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+  const worker = new Worker(url);
+  const call = (message) => new Promise((resolve) => {
+    worker.onmessage = (event) => resolve(event.data);
+    worker.onerror = (event) => resolve({ error: event.message || 'worker error' });
+    worker.postMessage(message);
+  });
+  await call({ id: 0, cmd: 'register', algorithms: ['layered'] });
+  const started = performance.now();
+  const answer = await call({ id: 1, cmd: 'layout', graph: JSON.parse(graph), layoutOptions: {}, options: {} });
+  const ms = performance.now() - started;
+  worker.terminate();
+  const error = answer.error ? String(answer.error.message ?? answer.error).slice(0, 80) : null;
+  return { ms, error };
+}"""
+
+
+def _elk_in_chromium(cases: list[tuple[str, Neighbourhood]], package: Path) -> list[list]:
+    """Rows [graph, nodes, edges, ms or ELK's error] of ELK's layered layout in its Web Worker
+    in headless Chromium, on the graphs ELK_TIMING builds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    import harness
+    from playwright.sync_api import sync_playwright
+
+    source = (package / "lib" / "elk-worker.min.js").read_text(encoding="utf-8")
+    rows = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=harness.find_chromium(),
+                                             headless=True, args=harness.CHROMIUM_ARGS)
+        page = browser.new_page()
+        for name, nb in cases:
+            built = _node(ELK_TIMING % (LAYOUT_JS.as_uri(), _elk_uri(package)), _layout_input(nb),
+                          "graph")
+            out = page.evaluate(ELK_WORKER, [source, built.stdout])
+            rows.append([name, int((~nb.nodes()["expanded"]).sum()), len(nb.edges()),
+                         out["error"] or round(out["ms"], 1)])
+        browser.close()
+    return rows
 
 
 def _browser(data: bytes, op: str) -> list[list]:
