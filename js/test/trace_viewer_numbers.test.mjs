@@ -68,7 +68,8 @@ test("long numeric ids keep their start and end; labels cut in the middle keep t
 
 test("search: hits split by where they matched; marks look up name ids and tracks", () => {
   assert.equal(hitSplit({ name: 400, text: 500 }), "400 name · 500 HLO text");
-  assert.equal(hitSplit({ name: 1200, text: 0 }), "1,200 name · 0 HLO text");
+  assert.equal(hitSplit({ name: 1200, text: 0, stats: 0 }), "1,200 name");
+  assert.equal(hitSplit({ name: 0, text: 12, stats: 3 }), "12 HLO text · 3 op stats");
   assert.equal(hitSplit(undefined), "");
   const marks = searchMarks(new Uint32Array([3, 7]), new Uint32Array([2, 2, 5]));
   assert.deepEqual([...marks.names], [0, 0, 0, 1, 0, 0, 0, 1]);

@@ -700,6 +700,18 @@ def check_search_labels_and_numbers(app, name: str) -> None:
     assert "Device time" in agg.locator("thead").inner_text()
     harness.screenshot(widget, f"{name}_device_time")
 
+    # The source file of the fixture's test: host threads named after it, and the XLA ops it
+    # made through their `source` stat; then the op-stats kind alone.
+    widget.locator(".xw-tv-match").select_option("any")
+    search.fill("host_offload_stress")
+    search.press("Enter")
+    split = wait_data(page, "hitSplit", "v.includes('op stats')")
+    assert split == "413 name · 1,213 op stats"
+    widget.locator(".xw-tv-match").select_option("stats")
+    page.wait_for_function("() => document.querySelector('.xw-tv-hits').textContent.endsWith('/ 1,213')",
+                           timeout=10_000)
+    harness.screenshot(widget, f"{name}_search_stats")
+
 
 @pytest.mark.e2e
 def test_search_labels_and_numbers_in_jupyterlab(lab):

@@ -17,17 +17,25 @@ FIXTURE = Path(__file__).parent.parent / "data" / "tpu_v6e_inference.xplane.pb"
 PROFILE = xw.open_profile(FIXTURE)
 
 
+def text_stats(profile) -> list[list[str]]:
+    """Each metadata row's text stat values."""
+    return [[v for v in stats.values() if isinstance(v, str)] for stats in profile.metadata["stats"]]
+
+
 def brute_force(profile, pattern: str, regex: bool = False, case: bool = False) -> np.ndarray:
-    """Every event of a track whose full or display name matches, by (start, event)."""
+    """Every event of a track whose full or display name or a text stat of its metadata
+    matches, by (start, event)."""
     flags = 0 if case else re.IGNORECASE
     rx = re.compile(pattern if regex else re.escape(pattern), flags)
     full = profile.metadata["name"].tolist()
     short = profile.metadata["display_name"].tolist()
+    stats = text_stats(profile)
     meta = profile.meta.tolist()
     hits = []
     for track in profile.tracks.itertuples():
         for e in range(track.first_event, track.end_event):
-            if rx.search(full[meta[e]]) or rx.search(short[meta[e]]):
+            m = meta[e]
+            if rx.search(full[m]) or rx.search(short[m]) or any(rx.search(v) for v in stats[m]):
                 hits.append(e)
     hits = np.array(hits, np.int64)
     return hits[np.lexsort((hits, profile.start_ps[hits]))]
@@ -88,34 +96,42 @@ def test_a_bad_regex_is_a_value_error():
         search(PROFILE, "(", regex=True)
 
 
-def kinds_by_brute_force(profile, pattern: str) -> tuple[list[int], list[int]]:
-    """Events whose shown name contains the pattern, and those whose full name only does."""
+def kinds_by_brute_force(profile, pattern: str) -> dict[str, list[int]]:
+    """Events whose shown name contains the pattern, those whose full name only does, and
+    those a text stat of their metadata only does."""
     rx = re.compile(re.escape(pattern), re.IGNORECASE)
     full = profile.metadata["name"].tolist()
     short = profile.metadata["display_name"].tolist()
-    by_name, by_text = [], []
+    stats = text_stats(profile)
+    kinds: dict[str, list[int]] = {"name": [], "text": [], "stats": []}
     for e, m in enumerate(profile.meta.tolist()):
         if rx.search(short[m]):
-            by_name.append(e)
+            kinds["name"].append(e)
         elif rx.search(full[m]):
-            by_text.append(e)
-    return by_name, by_text
+            kinds["text"].append(e)
+        elif any(rx.search(v) for v in stats[m]):
+            kinds["stats"].append(e)
+    return kinds
 
 
-def test_hits_by_name_and_by_hlo_text_are_counted_apart_and_listed_apart():
-    by_name, by_text = kinds_by_brute_force(PROFILE, "fusion.1")
-    assert by_name and by_text  # the fixture has both kinds: the test can tell them apart
-    every = search(PROFILE, "fusion.1")
-    assert every.n_by == {"name": len(by_name), "text": len(by_text)}
-    assert every.n_hits == len(by_name) + len(by_text)
+@pytest.mark.parametrize(("pattern", "found"), [("fusion.1", ("name", "text")),
+                                                ("host_offload_stress", ("name", "stats"))])
+def test_hits_by_name_hlo_text_and_stats_are_counted_apart_and_listed_apart(pattern, found):
+    """fusion.1: broadcast_add_fusion.1 by name, ops reading %fusion.1 by HLO text; the test's
+    source file: host threads named after it, and the XLA ops it made through their `source`."""
+    kinds = kinds_by_brute_force(PROFILE, pattern)
+    assert all(kinds[kind] for kind in found)  # the fixture has them: the test can tell apart
+    every = search(PROFILE, pattern, limit=10**6)
+    assert every.n_by == {kind: len(events) for kind, events in kinds.items()}
+    assert every.n_hits == sum(every.n_by.values())
     matched = dict(zip(every.event.tolist(), every.matched().tolist(), strict=True))
-    assert {e for e, kind in matched.items() if kind == "name"} == set(by_name)
-    assert {e for e, kind in matched.items() if kind == "text"} == set(by_text)
-    for kind, expected in (("name", by_name), ("text", by_text)):
-        only = search(PROFILE, "fusion.1", match=kind)
+    for kind, expected in kinds.items():
+        assert {e for e, k in matched.items() if k == kind} == set(expected)
+    for kind, expected in kinds.items():
+        only = search(PROFILE, pattern, match=kind, limit=10**6)
         assert sorted(only.event.tolist()) == expected and only.n_hits == len(expected)
         assert only.n_by == every.n_by
-        assert set(only.frame()["matched"]) == {kind}
+        assert set(only.frame()["matched"]) == ({kind} if expected else set())
 
 
 def test_python_reads_the_query_as_the_search_box_does():

@@ -6,9 +6,11 @@ a track's events are already in time order, so that is a k-way merge of per-trac
 No array of all hits is ever built (at 5e7 events a common name has tens of millions);
 `next_after`/`previous_before` walk from a time with the same cursors.
 
-A hit matched its event's name (what the timeline shows) or only its full name (the HLO text of
-an XLA op): the two are counted apart, and `match` lists one kind, so `fusion.1` does not mix the
-op `broadcast_add_fusion.1` with every op that reads `%fusion.1`. The query syntax is the search
+A hit matched its event's name (what the timeline shows), else its full name (the HLO text of an
+XLA op), else one of the text stats its metadata carries (an XLA op's framework op `tf_op`, its
+`source` line, `hlo_category`, `shape_with_layout`): the kinds are counted apart, and `match`
+lists one kind, so `fusion.1` does not mix the op `broadcast_add_fusion.1` with every op that
+reads `%fusion.1`, and `train.py` finds the ops that line made. The query syntax is the search
 box's: `/.../` is a regular expression.
 """
 
@@ -27,8 +29,10 @@ from ..profile.model import PS_PER_US, Profile
 MAX_HITS = 200_000
 """Hits listed in time order by default; `n_hits` still counts them all."""
 
-MATCHES = ("any", "name", "text")
-"""What a hit matched: either, the name shown, or only the full name (HLO text)."""
+MATCHES = ("any", "name", "text", "stats")
+"""What a hit matched: any of these, the name shown, only the full name (HLO text), or only a
+text stat of its metadata."""
+KINDS = MATCHES[1:]
 
 
 def parse_query(text: str, regex: bool | None = None) -> tuple[str, bool]:
@@ -59,14 +63,20 @@ def matched_kind(shown_names: pd.Series, pattern: str, regex: bool = False, case
 
 
 def matched_rows(profile: Profile, pattern: str, regex: bool = False, case: bool = False
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per metadata row: (the shown name matches, only the full name matches)."""
+                 ) -> dict[str, np.ndarray]:
+    """Per metadata row and kind (KINDS): the shown name matches; else the full name; else a
+    text stat."""
     search = _matcher(pattern, regex, case).search
     md = profile.metadata
     by_name = np.fromiter((bool(search(short)) for short in md["display_name"]), bool, len(md))
     by_text = np.fromiter((not shown and bool(search(full)) for full, shown in
                            zip(md["name"], by_name.tolist(), strict=True)), bool, len(md))
-    return by_name, by_text
+    taken = (by_name | by_text).tolist()
+    by_stats = np.fromiter((not done and any(isinstance(v, str) and search(v) for v in
+                                             stats.values())
+                            for stats, done in zip(md["stats"], taken, strict=True)), bool,
+                           len(md))
+    return {"name": by_name, "text": by_text, "stats": by_stats}
 
 
 @dataclass
@@ -82,14 +92,14 @@ class SearchResult:
     n_hits: int
     truncated: bool
     rows: np.ndarray  # which metadata rows match
-    by_name: np.ndarray  # which metadata rows match by the name shown (the rest: by HLO text)
-    n_by: dict[str, int]  # hits of each kind over the whole trace: {"name": n, "text": n}
+    kind_of_row: np.ndarray  # per metadata row: the index in KINDS of what it matched by
+    n_by: dict[str, int]  # hits of each kind over the whole trace: {"name": n, "text": n, ...}
     _bounds: np.ndarray  # (first, end) event of every track, by first event
 
     def matched(self) -> np.ndarray:
-        """What each listed hit matched: "name" or "text" (its full name, the HLO text)."""
-        shown = self.by_name[self.profile.meta[self.event]]
-        return np.where(shown, "name", "text").astype(object)
+        """What each listed hit matched: "name", "text" (its full name, the HLO text) or
+        "stats" (a text stat of its metadata)."""
+        return np.asarray(KINDS, dtype=object)[self.kind_of_row[self.profile.meta[self.event]]]
 
     def frame(self) -> pd.DataFrame:
         """The listed hits as `Profile.events_frame` rows, with what each `matched`."""
@@ -116,8 +126,8 @@ def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool
     unless `regex` says), in time order; `match` keeps one kind of hit (MATCHES)."""
     if match not in MATCHES:
         raise ValueError(f"match={match!r}: expected one of {', '.join(MATCHES)}")
-    by_name, by_text = matched_rows(profile, *parse_query(pattern, regex), case)
-    rows = {"any": by_name | by_text, "name": by_name, "text": by_text}[match]
+    kinds = matched_rows(profile, *parse_query(pattern, regex), case)
+    rows = np.logical_or.reduce(list(kinds.values())) if match == "any" else kinds[match]
     bounds = profile.tracks[["first_event", "end_event"]].to_numpy(np.int64)
     bounds = np.ascontiguousarray(bounds[np.argsort(bounds[:, 0])])
     out = np.empty(max(0, int(limit)), np.int64)
@@ -126,10 +136,11 @@ def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool
     else:
         n_hits, n = 0, 0
     per_row = profile.events_per_meta_row
-    n_by = {"name": int(per_row[by_name].sum()), "text": int(per_row[by_text].sum())}
+    n_by = {kind: int(per_row[rows_of_kind].sum()) for kind, rows_of_kind in kinds.items()}
+    kind_of_row = np.argmax(np.stack(list(kinds.values())), axis=0)
     ordered = out[:n].copy()
     return SearchResult(
         profile=profile, pattern=pattern, event=ordered,
         start_us=profile.start_ps[ordered] / PS_PER_US,
         track=profile.track_of(ordered).astype(np.int64), n_hits=int(n_hits),
-        truncated=n < n_hits, rows=rows, by_name=by_name, n_by=n_by, _bounds=bounds)
+        truncated=n < n_hits, rows=rows, kind_of_row=kind_of_row, n_by=n_by, _bounds=bounds)

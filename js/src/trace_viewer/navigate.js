@@ -3,12 +3,13 @@
 import { request, typed } from "../lib/transport.js";
 import { AXIS_H } from "./layout.js";
 
-const MATCH_WORDS = { name: "name", text: "HLO text" };
+const MATCH_WORDS = { name: "name", text: "HLO text", stats: "op stats" };
 
-/** "400 name · 500 HLO text": the hits of a search by where they matched. */
+/** "400 name · 500 HLO text": the hits of a search by where they matched (kinds with hits). */
 export function hitSplit(nBy) {
   if (!nBy) return "";
-  return Object.entries(MATCH_WORDS).map(([kind, word]) => `${Number(nBy[kind] ?? 0).toLocaleString("en")} ${word}`).join(" · ");
+  return Object.entries(MATCH_WORDS).filter(([kind]) => Number(nBy[kind] ?? 0) > 0)
+    .map(([kind, word]) => `${Number(nBy[kind]).toLocaleString("en")} ${word}`).join(" · ");
 }
 
 /** What the timeline marks for a search: its matching name ids as a lookup, its hits' tracks. */
@@ -85,7 +86,7 @@ export const navigationMethods = {
     this.goToEvent(hits.event[i], hits.start[i], hits.track[i]);
   },
 
-  // The hit kind (all, name, HLO text) changed: the same query asked again for that kind.
+  // The hit kind (all, name, HLO text, op stats) changed: the same query asked again for that kind.
   setSearchMatch(match) {
     this.searchMatch = match;
     if (this.search.pattern) this.stepSearch(1);

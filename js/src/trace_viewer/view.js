@@ -99,11 +99,11 @@ export class TraceView {
       oninput: () => this.clearSearch(),
     });
     this.hitsLabel = h("span", { className: "xw-tv-hits" });
-    this.splitLabel = h("span", { className: "xw-tv-split", title: "Hits by where they matched: the name shown, or only the full name (an XLA op's HLO text)" });
+    this.splitLabel = h("span", { className: "xw-tv-split", title: "Hits by where they matched: the name shown, else the full name (an XLA op's HLO text), else a text stat of the op (framework op, source line, category, shape)" });
     this.matchSelect = h("select", {
       className: "xw-tv-match", title: "Which hits Enter steps through and the timeline marks", hidden: true,
       onchange: () => this.setSearchMatch(this.matchSelect.value),
-    }, [["any", "all hits"], ["name", "name"], ["text", "HLO text"]].map(([value, text]) => h("option", { value }, text)));
+    }, [["any", "all hits"], ["name", "name"], ["text", "HLO text"], ["stats", "op stats"]].map(([value, text]) => h("option", { value }, text)));
     this.status = h("span", { className: "xw-tv-status" });
     const toolbar = h(
       "div",
