@@ -283,8 +283,8 @@ export const TABLE_CSS = `
 .xw-dt-scroll { overflow: auto; max-height: 520px; border: 1px solid var(--xw-border); }
 .xw-dt-table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 .xw-dt-table th { position: sticky; top: 0; z-index: 1; background: var(--xw-panel2); text-align: right;
-  font-weight: 600; padding: 4px 6px; border-bottom: 1px solid var(--xw-border1); white-space: nowrap;
-  cursor: pointer; user-select: none; }
+  font-weight: 600; padding: 4px 6px; border-bottom: 1px solid var(--xw-border1);
+  vertical-align: bottom; cursor: pointer; user-select: none; }
 .xw-dt-table th.xw-dt-left, .xw-dt-table td.xw-dt-left { text-align: left; }
 .xw-dt-table th[aria-sort="descending"]::after { content: " ▼"; font-size: 9px; }
 .xw-dt-table th[aria-sort="ascending"]::after { content: " ▲"; font-size: 9px; }
