@@ -68,7 +68,8 @@ def test_overview_of_a_cpu_run_in_notebook7(notebook7):
     text = cards(page)
     assert "none (CPU only)" in text["run"] and "XLA thread" in text["run"]
     assert "32-bit compute\n100%" in text["precision"].replace("100.0%", "100%")
-    assert "Only 0.0% of device computation is 16 bit" in text["advice"]
+    assert "Only 0.0% of host computation is 16 bit" in text["advice"]
+    assert text["precision"].startswith("Host compute precision") and "Host compute time" in text["precision"]
     assert page.locator(".xw-ov-advice button").count() == 0  # no suite: nothing to open
     assert "dot_general" in text["framework-ops"]
     picture(page, page.locator(".xw-overview"), "overview_cpu_notebook7")

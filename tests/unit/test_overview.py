@@ -73,13 +73,16 @@ def test_run_environment_framework_ops_and_precision(tpu_path):
     cpu = overview(xw.open_profile(tpu_path.parent / "jax_cpu_demo.xplane.pb"))
     assert cpu.run["device_core_count"] == 0  # XLA threads on a CPU are no device cores
     assert cpu.precision["compute_16bit_share"] == 0.0
-    assert cpu.precision["statement"].startswith("Only 0.0% of device computation is 16 bit")
+    assert cpu.precision["statement"].startswith("Only 0.0% of host computation is 16 bit")
+    assert cpu.precision["where"] == "host" and p["where"] == "device"
     assert cpu.recommendations[-1] == {"text": cpu.precision["statement"], "tool": "op"}
     host_only = overview(xw.open_profile(tpu_path.parent / "tf_keras_cpu_fast.xplane.pb"))
     assert host_only.precision is None and host_only.top_framework_ops.empty
 
 
 def test_precision_reads_the_result_type_and_skips_communication():
+    from types import SimpleNamespace
+
     import pandas as pd
 
     from xprof_widgets.analysis.overview import _precision
@@ -91,6 +94,7 @@ def test_precision_reads_the_result_type_and_skips_communication():
             "shape": ["bf16[8]{0}", "", "bf16[8]{0}", "f32[8]", "(f16[2], u32[])"],
             "expression": ["", "%dot = f32[4,4]{1,0} dot(...)", "", "", ""],
             "time_ps": [3e6, 1e6, 50e6, 50e6, 1e6]})
+        device = SimpleNamespace(kind="TPU")
 
     p = _precision(Ops())
     assert p["compute_us"] == 5.0  # the collective and the copy are not compute

@@ -243,13 +243,14 @@ def _precision(ops: OpProfileAnalysis | None) -> dict[str, Any] | None:
     if total <= 0:
         return None
     share16 = float(time[compute & sixteen].sum()) / total
+    where = "host" if ops.device.kind == "CPU" else "device"  # a CPU run's XLA ops: the host's
     statement = ""
     if 100 * share16 < LOW_PRECISION_PCT:
-        statement = (f"Only {100 * share16:.1f}% of device computation is 16 bit. So you might "
+        statement = (f"Only {100 * share16:.1f}% of {where} computation is 16 bit. So you might "
                      "want to replace more 32-bit Ops by 16-bit Ops to improve performance (if "
                      "the reduced accuracy is acceptable).")
     return {"compute_us": total / 1e6, "compute_16bit_share": share16,
-            "compute_32bit_share": 1 - share16, "statement": statement}
+            "compute_32bit_share": 1 - share16, "statement": statement, "where": where}
 
 
 def time_breakdown(profile: Profile) -> pd.DataFrame:

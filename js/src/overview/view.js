@@ -37,14 +37,17 @@ function runCard(run) {
     h("div", { className: "xw-ov-tiles" }, tiles));
 }
 
-/** Device compute time by precision: a two-part bar and the shares (null without compute ops). */
+/** Compute time by precision: a two-part bar and the shares (null without compute ops). On a
+ * CPU run the XLA ops are the host's, and the card says so, as the step breakdown does. */
 export function precisionCard(precision, labels = {}) {
   if (!precision) return null;
   const parts = [["16-bit", precision.compute_16bit_share, "#59a14f"], ["32-bit", precision.compute_32bit_share, "#4e79a7"]];
-  const of = (labels.compute_16bit_share ?? "% of device compute time").replace(/^% /, "");
-  return h("section", { className: "xw-ov-card", dataset: { card: "precision" } }, h("h3", {}, "Device compute precision"),
+  const where = precision.where === "host" ? "Host" : "Device";
+  const of = (labels.compute_16bit_share ?? "% of device compute time").replace(/^% /, "")
+    .replace("device", where.toLowerCase());
+  return h("section", { className: "xw-ov-card", dataset: { card: "precision" } }, h("h3", {}, `${where} compute precision`),
     h("div", { className: "xw-ov-tiles" }, parts.map(([label, share]) => tile(`${label} compute`, percent(share))),
-      tile("Device compute time", time(precision.compute_us))),
+      tile(`${where} compute time`, time(precision.compute_us))),
     h("div", { className: "xw-ov-bar", role: "img", "aria-label": "compute time by precision" },
       parts.map(([label, share, color]) => h("span", { title: `${label}: ${percent(share)} ${of}`,
         style: { width: `${Math.max(0, share) * 100}%`, background: color } }))));
