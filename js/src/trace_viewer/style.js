@@ -15,14 +15,20 @@ export const CSS = `
 .xw-trace-viewer * { box-sizing: border-box; }
 .xw-tv-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; padding: 5px 6px;
   border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
+/* The text boxes break lines at their least width and grow to their own where there is room,
+   so a cell of about 800 px keeps the toolbar on one row. */
+.xw-tv-toolbar > input { flex: 1 1 96px; min-width: 96px; max-width: 150px; }
+.xw-tv-toolbar > .xw-tv-filter { max-width: 120px; }
 /* Narrow: one row that scrolls sideways instead of rows pushing the timeline down; the search
    box, its buttons and its hit count come right after the tools, so they stay in sight, and the
    track filter, flow switch and help follow them. */
 @container (max-width: 720px) {
-  .xw-tv-toolbar { flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; white-space: nowrap; }
+  .xw-tv-toolbar { flex-wrap: nowrap; overflow-x: auto; scrollbar-width: thin; white-space: nowrap;
+    gap: 4px; padding: 5px 4px; }
   .xw-tv-toolbar > * { flex: none; order: 2; }
-  .xw-tv-toolbar > input { flex-shrink: 1; min-width: 96px; }
   .xw-tv-toolbar > .xw-tv-group { order: 0; }
+  .xw-trace-viewer .xw-tv-group button { padding: 2px 5px; }
+  .xw-tv-toolbar > .xw-tv-search { min-width: 128px; } /* its placeholder whole */
   .xw-tv-toolbar > .xw-tv-search, .xw-tv-search + button, .xw-tv-search + button + button,
   .xw-tv-toolbar > .xw-tv-hits, .xw-tv-toolbar > .xw-tv-split, .xw-tv-toolbar > .xw-tv-match { order: 1; }
 }
