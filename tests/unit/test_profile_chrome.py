@@ -102,7 +102,7 @@ def test_plain_json_list_form(tmp_path):
     (b'{"foo": 1}', "without a `traceEvents` list"),
     (b'{"traceEvents": []}', "holds no events"),
     (b"", r"empty \(0 bytes\)"),
-    (gzip.compress(b'{"traceEvents": []}')[:-6], "gzip stream is truncated"),
+    (gzip.compress(b'{"traceEvents": []}', mtime=0)[:-6], "gzip stream is truncated"),
 ])
 def test_bad_chrome_traces_raise_named_errors(tmp_path, content, message):
     path = tmp_path / "bad.trace.json.gz"
