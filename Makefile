@@ -16,13 +16,16 @@ COLAB_TESTS := tests/unit/test_trace_viewer_widget.py tests/unit/test_profiler_s
   tests/unit/test_widget_reruns.py tests/unit/test_sql.py tests/unit/test_charts.py \
   tests/e2e/test_e2e_colab_classic.py
 LOGDIR ?= demo_logdir
+# Test processes: most of the suite waits on browsers, kernels and subprocesses, so two workers
+# roughly halve it even on two cores; each test file stays on one worker.
+TEST_WORKERS ?= 2
 IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
 .PHONY: test test-js test-pb-compat test-colab demo install chromium compiler
 
 test: install chromium test-js test-pb-compat test-colab
 	$(VENV)/bin/ruff check .
-	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q
+	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

@@ -7,6 +7,7 @@ XPROF_WIDGETS_REQUIRE_REFERENCES set) a missing Chromium fails them.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -42,8 +43,22 @@ def widget_bundles() -> Path:
     node = shutil.which("node")
     if node is None:
         pytest.fail("the e2e tests need Node.js to bundle the widgets")
-    subprocess.run([node, "build.mjs"], cwd=harness.REPO / "js", check=True, capture_output=True)
-    return harness.REPO / "xprof_widgets" / "static"
+    static = harness.REPO / "xprof_widgets" / "static"
+    # Under pytest-xdist every worker runs this: the first builds, the others wait for it and
+    # reuse its bundles (a second build would rewrite files another worker's page is loading).
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    static.mkdir(exist_ok=True)
+    with open(static / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = static / f".built-{run}"
+        if run is None or not stamp.exists():
+            subprocess.run([node, "build.mjs"], cwd=harness.REPO / "js", check=True,
+                           capture_output=True)
+            for old in static.glob(".built-*"):
+                old.unlink()
+            if run is not None:
+                stamp.touch()
+    return static
 
 
 @pytest.fixture(scope="session")
