@@ -31,8 +31,17 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.compare import FLOOR_US, GROUPINGS, MAIN_SPACE, THRESHOLD, Comparison, K
+from ..analysis.compare import (
+    FLOOR_US,
+    GROUPINGS,
+    MAIN_SPACE,
+    PART_NAMES,
+    THRESHOLD,
+    Comparison,
+    K,
+)
 from ..analysis.compare_rows import match_rows
+from ..analysis.input_pipeline import STEP_PARTS
 from ..errors import ProfileError
 from ..profile.model import Profile
 from ..profile.open import open_profile
@@ -243,6 +252,10 @@ def _memory(c: Comparison) -> dict:
 def step_figure(steps: pd.DataFrame) -> _charts.Figure:
     """Each step's time in both runs, side by side; the hover gives the breakdown."""
     x = steps["step"].to_numpy(np.float64)
+    # The hover lists the step breakdown's parts that hold time in either run, by their names.
+    parts = [column.removesuffix("_us") for column in STEP_PARTS
+             if any((steps[f"{column.removesuffix('_us')}_{side}_us"].fillna(0) > 0).any()
+                    for side in ("before", "after"))]
     fig = _charts.Figure(title="Step time, before and after", height=260,
                          x_label="step (position in the run)", y_label="ms",
                          tools="xpan,xwheel_zoom,box_zoom,reset,save",
@@ -251,13 +264,13 @@ def step_figure(steps: pd.DataFrame) -> _charts.Figure:
         number = steps[f"step_{side}"]
         data = {"x": x + shift, "step": number.astype(object).where(number.notna(), "").tolist(),
                 **{part: steps[f"{part}_{side}_us"].to_numpy(np.float64) / 1000
-                   for part in ("duration", "compute", "input")}}
+                   for part in ("duration", *parts)}}
         bars = fig.glyph("VBar", _charts.source(data), x=_charts.field("x"), width=0.34,
                          top=_charts.field("duration"), fill_color=color, hatch_color=color,
                          line_color=None, legend_label=side)
         fig.add_tool(_charts.hover([bars], [
             ("run", side), ("step", "@step"), ("step time", "@duration{0.000} ms"),
-            ("compute", "@compute{0.000} ms"), ("waiting for input", "@input{0.000} ms")]))
+            *((PART_NAMES[f"{part}_us"].lower(), f"@{part}{{0.000}} ms") for part in parts)]))
     fig.x_grid["attributes"]["grid_line_color"] = None
     fig.legend_of().update(orientation="horizontal", border_line_color=None)
     fig.place_legend_above()
