@@ -303,8 +303,11 @@ class NotebookApp:
     def notebook(self, name: str, cells: list[str]) -> Path:
         return write_notebook(self.server.root / name, cells)
 
-    def open_and_run(self, notebook_path: Path, timeout: float = 90.0):
-        """Open the notebook, wait until its kernel is idle, start running all cells.
+    def open_and_run(self, notebook_path: Path, timeout: float = 90.0,
+                     init_script: str | None = None):
+        """Open the notebook, wait until its kernel is idle, start running all cells;
+        `init_script` runs in the page before any of its own scripts (a page without some
+        browser feature, say).
 
         Returns the Playwright page; `wait_ready` then waits for the widget.
         """
@@ -312,8 +315,9 @@ class NotebookApp:
         context = self.browser.new_context(viewport={"width": 1280, "height": 900})
         self._contexts.append(context)
         page = context.new_page()
-        if self.front.init_script:
-            page.add_init_script(self.front.init_script)
+        for script in (self.front.init_script, init_script):
+            if script:
+                page.add_init_script(script)
         watch = PageWatch(allowed=self.front.allowed_errors)
         watch.attach(page)
         self.watches.append(watch)

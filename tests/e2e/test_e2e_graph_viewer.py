@@ -118,6 +118,32 @@ def test_graph_viewer_draws_around_an_op(app_fixture, request):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_a_page_without_workers_lays_the_graph_out_on_its_own_thread(app_fixture, request):
+    """Where no Web Worker can start (a page policy forbidding them; here no `Worker` at all)
+    the worker's code runs on the page's thread, with the same binary request and reply."""
+    app = request.getfixturevalue(app_fixture)
+    opened = f"g = xw.GraphViewer({str(TPU)!r}, op={OP!r}, width=2)\ng"
+    cells = ["import json\nimport xprof_widgets as xw\n" + opened]
+    page = app.open_and_run(app.notebook(f"graph_viewer_no_worker_{app.server.app}.ipynb", cells),
+                            init_script="delete window.Worker;")
+    app.wait_ready(page, READY)
+    assert page.evaluate("() => typeof window.Worker") == "undefined"
+    widget = page.locator(".xw-gv").first
+    wait_op(page, OP)
+    expected = json.loads(harness.run_in_kernel(
+        page, "n = g.nodes(); print(json.dumps(n.loc[~n['expanded'], 'name'].tolist()))"))
+    assert sorted(drawn_names(widget)) == sorted(expected)
+    assert widget.locator(".xw-gv-edge").count() == int(harness.run_in_kernel(
+        page, "print(len(g.edges()))"))
+    # A second layout (fusions expanded) runs there too.
+    widget.get_by_text("Merge fusions").click()
+    page.wait_for_selector(f".xw-gv[data-ready='1'] .xw-gv-cluster[data-name='{OP}']",
+                           timeout=20_000)
+    harness.screenshot(widget, f"graph_viewer_no_worker_{app.server.app}")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
 def test_op_profile_card_opens_the_op_in_the_graph_viewer(app_fixture, request):
     """Inside the suite: pin an op in the Op Profile, click 'Open in Graph Viewer': the Graph
     Viewer tab shows, drawn around that op; its card's 'Op Profile' button goes back."""
