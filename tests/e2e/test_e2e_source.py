@@ -95,13 +95,16 @@ def check_panel(page, panel, frames) -> None:
 
 
 @pytest.mark.e2e
-def test_source_lines_in_trace_details_and_graph_card(lab, program):
+@pytest.mark.parametrize("app_fixture", ["lab", "notebook7"])
+def test_source_lines_in_trace_details_and_graph_card(app_fixture, request, program):
+    app = request.getfixturevalue(app_fixture)
     logdir, event, op, frames = program
     cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(logdir)!r}, height=320)\ntv",
              f"g = xw.GraphViewer({str(logdir)!r}, op={op!r}, width=1)\ng"]
-    page = lab.open_and_run(lab.notebook("source_stacks.ipynb", cells))
-    lab.wait_ready(page, TV_READY)
-    lab.wait_ready(page, GV_READY)
+    page = app.open_and_run(app.notebook(f"source_stacks_{app.server.app}.ipynb", cells))
+    app.wait_ready(page, TV_READY)
+    app.wait_ready(page, GV_READY)
+    suffix = "" if app.server.app == "lab" else f"_{app.server.app}"
 
     # The Trace Viewer: the op's details carry its source panel.
     harness.run_in_kernel(page, f"tv.selected_events = [{event}]")
@@ -110,7 +113,7 @@ def test_source_lines_in_trace_details_and_graph_card(lab, program):
     check_panel(page, panel, frames)
     block = details.locator(".xw-tv-source")
     block.scroll_into_view_if_needed()
-    harness.screenshot(block, "source_trace_details")
+    harness.screenshot(block, f"source_trace_details{suffix}")
 
     # The Graph Viewer: the op's card (pinned by a click) shows the same stack.
     graph = page.locator(".xw-gv").first
@@ -120,7 +123,7 @@ def test_source_lines_in_trace_details_and_graph_card(lab, program):
     card = graph.locator(f".xw-gv-card[data-name='{op}']")
     card.wait_for(timeout=10_000)
     check_panel(page, card.locator(".xw-gv-source .xw-src"), frames)
-    harness.screenshot(graph, "source_graph_card")
+    harness.screenshot(graph, f"source_graph_card{suffix}")
 
 
 @pytest.mark.e2e
