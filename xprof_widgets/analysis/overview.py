@@ -109,7 +109,8 @@ class Overview:
             "recommendations": self.recommendations,
             "notes": self.notes,
             "gpu": self.gpu,
-            "share_labels": SHARE_LABELS,
+            "share_labels": {**SHARE_LABELS, **({"compute_16bit_share": (
+                f"% of {self.precision['where']} compute time")} if self.precision else {})},
             "share_titles": SHARE_TITLES,
         }
 

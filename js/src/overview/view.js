@@ -43,8 +43,7 @@ export function precisionCard(precision, labels = {}) {
   if (!precision) return null;
   const parts = [["16-bit", precision.compute_16bit_share, "#59a14f"], ["32-bit", precision.compute_32bit_share, "#4e79a7"]];
   const where = precision.where === "host" ? "Host" : "Device";
-  const of = (labels.compute_16bit_share ?? "% of device compute time").replace(/^% /, "")
-    .replace("device", where.toLowerCase());
+  const of = (labels.compute_16bit_share ?? "% of device compute time").replace(/^% /, "");
   return h("section", { className: "xw-ov-card", dataset: { card: "precision" } }, h("h3", {}, `${where} compute precision`),
     h("div", { className: "xw-ov-tiles" }, parts.map(([label, share]) => tile(`${label} compute`, percent(share))),
       tile(`${where} compute time`, time(precision.compute_us))),
