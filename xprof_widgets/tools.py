@@ -82,7 +82,7 @@ def framework(profile: Profile) -> str | None:
     also has `tf_XLAEigen` threads, so those say nothing). None when nothing tells."""
     import pandas as pd
 
-    names = pd.concat([profile.sections["name"], profile.tracks["name"]]).astype(str)
+    names = pd.concat([profile.sections["name"], profile.built_tracks["name"]]).astype(str)
     modules = profile.hlo_modules["name"].astype(str)
     if ".pt.trace.json" in str(profile.source) or names.str.contains("PyTorch").any():
         return "PyTorch"

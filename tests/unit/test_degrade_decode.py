@@ -28,8 +28,13 @@ class Injected(RuntimeError):
 
 
 def decode(path: Path) -> Profile:
-    """A fresh decode (no profile cache between the injected and the plain one)."""
-    return Profile([decode_xspace(path.read_bytes(), str(path), path.stem)], source=str(path))
+    """A fresh decode (no profile cache between the injected and the plain one), its derived
+    rows made: a family fails when they are (Profile.derive_rows), not at the decode."""
+    profile = Profile([decode_xspace(path.read_bytes(), str(path), path.stem)], source=str(path))
+    before = list(profile.warnings)
+    profile.derive_rows()
+    assert profile.warnings[:len(before)] == before
+    return profile
 
 
 def slices(profile: Profile) -> pd.DataFrame:

@@ -276,7 +276,7 @@ def _device_side(profile: Profile, xla_cpu_ops: bool) -> tuple[pd.DataFrame, int
 
 def _host_side(profile: Profile, section: int) -> tuple[pd.DataFrame, int]:
     """Host framework ops of one `/host:CPU` plane and the plane's op time (see module doc)."""
-    tracks = profile.tracks[profile.tracks["section_id"] == section]
+    tracks = profile.built_tracks[profile.built_tracks["section_id"] == section]
     line = _line_numbers(tracks)
     events = track_events(profile, tracks.index.to_numpy())
     events = events[~profile.derived[events]]

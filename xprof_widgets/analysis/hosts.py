@@ -40,7 +40,7 @@ def host_parts(profile: Any, part: Callable[..., T], *args: Any) -> list[HostPar
     """
     if hasattr(profile, "map_hosts"):  # a distributed profile runs it where its hosts live
         return profile.map_hosts(part, *args)
-    tracks, sections = profile.tracks, profile.sections
+    tracks, sections = profile.built_tracks, profile.sections
     out = []
     for host_profile in profile.per_host():
         host = host_profile.hosts[0]

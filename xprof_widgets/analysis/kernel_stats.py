@@ -125,7 +125,7 @@ def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     """One host's part (analysis/hosts.py): a row per kind of kernel launch (kernel, launch
     parameters, op) with its occurrences and total/min/max time in whole ns (as ps, `tick_ps`
     1000); `_rows` adds the hosts' up. Kineto traces have their own part (kineto_kernels)."""
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     gpu = tracks.index[tracks["section"].map(lambda s: bool(_GPU.match(s))).to_numpy(bool)]
     events = np.sort(track_events(profile, gpu.to_numpy()))  # file order: planes, lines
     events = events[~profile.derived[events] & (profile.duration_ps[events] // 1000 > 0)]
@@ -266,7 +266,7 @@ def custom_call_part(profile: Profile) -> pd.DataFrame:
     md = profile.metadata
     rows = np.flatnonzero([is_custom_call(str(s.get("hlo_category", "")), str(n))
                            for n, s in zip(md["name"], md["stats"], strict=True)])
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     lines = tracks.index[(tracks["name"] == "XLA Ops") & tracks["section"].map(
         lambda s: bool(_TPU_CORE.match(s))).to_numpy(bool)]
     events = track_events(profile, lines.to_numpy())

@@ -37,7 +37,7 @@ def events_of(profile: Profile, categories: Collection[str], section_kind: str) 
     "host"), in storage order (by track, then start)."""
     rows = np.isin(meta_categories(profile), list(categories))
     events = np.flatnonzero(rows[profile.meta])
-    on_kind = (profile.tracks["section_kind"] == section_kind).to_numpy(bool)
+    on_kind = (profile.built_tracks["section_kind"] == section_kind).to_numpy(bool)
     return events[on_kind[profile.track_of(events)]]
 
 

@@ -131,7 +131,7 @@ def memory_events(profile: Profile) -> np.ndarray:
     """Global indices of the `[memory]` events on host threads, in storage order."""
     rows = np.flatnonzero(profile.display_names == MEMORY_EVENT)
     events = np.flatnonzero(np.isin(profile.meta, rows))
-    on_host = (profile.tracks["section_kind"] == "host").to_numpy(bool)
+    on_host = (profile.built_tracks["section_kind"] == "host").to_numpy(bool)
     return events[on_host[profile.track_of(events)]]
 
 
@@ -207,7 +207,7 @@ def _snapshots(profile: Profile, events: np.ndarray, value: dict[str, np.ndarray
     ops = innermost_enclosing(profile, events, events_of(profile, CPU_OPS, "host"))
     op_names = np.where(ops >= 0, profile.display_names[profile.meta[np.maximum(ops, 0)]], "")
     op_names = op_names.astype(object)
-    threads = profile.tracks["name"].to_numpy(object)[profile.track_of(events)]
+    threads = profile.built_tracks["name"].to_numpy(object)[profile.track_of(events)]
     n = events.shape[0]
     empty = np.full(n, "", dtype=object)
     return pd.DataFrame({

@@ -94,7 +94,7 @@ def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]
     names = np.where(unlaunched, own_names, launched_by)
     duration = profile.duration_ps[work].astype(np.int64)
     start = profile.start_ps[work].astype(np.int64)
-    section = profile.tracks["section_id"].to_numpy(np.int64)[profile.track_of(work)]
+    section = profile.built_tracks["section_id"].to_numpy(np.int64)[profile.track_of(work)]
     spans = pd.DataFrame({"section": section, "start": start, "end": start + duration}).groupby(
         "section").agg(start=("start", "min"), end=("end", "max"))
     total = int((spans["end"] - spans["start"]).sum())

@@ -259,13 +259,13 @@ def memory_profile_available(profile: Profile) -> bool:
 
 
 def _has_allocator_events(profile: Profile) -> bool:
-    t = profile.tracks
+    t = profile.built_tracks
     hidden = t[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")]
     return bool(len(hidden)) and bool(_allocator_events(profile).shape[0])
 
 
 def _allocator_events(profile: Profile) -> np.ndarray:
-    t = profile.tracks
+    t = profile.built_tracks
     tracks = t.index[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")].to_numpy()
     if not tracks.shape[0]:
         return np.empty(0, np.int64)
@@ -304,7 +304,7 @@ def _analyze(profile: Profile) -> MemoryProfileAnalysis:
     part_of, memory = ((kineto_memory_part, DeviceMemory) if kineto else
                        (memory_profile_part, AllocatorMemory))
     out: dict[tuple[str, str], AllocatorMemory] = {}
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     for part in host_parts(profile, part_of):
         # the host's events are numbered after the hosts before it: its first track's first
         base = int(tracks.loc[tracks["host"] == part.host, "first_event"].min())

@@ -362,7 +362,7 @@ def _with_user_peaks(device: Device, peak_tflops: float | None,
 
 def _nothing_found(profile: Any) -> str:
     sections = sorted(set(profile.sections["name"]))
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     lines = sorted({f"{s}/{n}" for s, n in zip(tracks["section"], tracks["name"], strict=True)
                     if s.startswith("/device")})[:8]
     return (f"{profile.source}: no XLA ops to profile. Read planes {', '.join(sections) or 'none'}"
@@ -380,7 +380,7 @@ def _int_stat(profile: Any, events: np.ndarray, name: str, fallback: np.ndarray)
 
 
 def _tracks_where(profile: Any, section: re.Pattern, names: Iterable[str] | None) -> pd.DataFrame:
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     mask = tracks["section"].map(lambda s: bool(section.match(s))).to_numpy(bool)
     if names is not None:
         mask = mask & tracks["name"].isin(list(names)).to_numpy(bool)
@@ -610,7 +610,7 @@ def _hbm_bytes(breakdown: Any) -> int | None:
 def _program_names(profile: Any) -> dict[int, str]:
     """Program id -> module name, from the HLO protos and the `XLA Modules` line names."""
     names: dict[int, str] = {}
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     modules = tracks[tracks["name"] == "XLA Modules"]
     if len(modules):
         metas = np.unique(profile.meta[_ranges(modules)[0]])
@@ -666,7 +666,7 @@ def _collect_gpu(profile: Any) -> _Collected | None:
     has = pd.notna(hlo_op)
     if not has.any():
         return None
-    section = profile.tracks["section_id"].to_numpy(np.int64)[line]
+    section = profile.built_tracks["section_id"].to_numpy(np.int64)[line]
     start = profile.start_ps[all_events]
     total = _span_total(section, start, start + profile.duration_ps[all_events])
     names = np.array([str(v).split(",")[-1].strip() for v in hlo_op[has]], dtype=object)
@@ -702,7 +702,7 @@ def _gpu_device(stats: dict, count: int) -> Device:
 
 
 def _collect_host(profile: Any) -> _Collected | None:
-    tracks = profile.tracks[profile.tracks["section_kind"] == "host"]
+    tracks = profile.built_tracks[profile.built_tracks["section_kind"] == "host"]
     if tracks.empty:
         return None
     all_events, all_lines = _ranges(tracks)

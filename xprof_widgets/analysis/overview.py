@@ -172,8 +172,9 @@ def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:
                                                      _device_name(devices)),
         "devices": count,
         "duration_ms": profile.duration_us / 1000,
-        "events": profile.n_events,
-        "tracks": len(profile.tracks),
+        # what the files hold: the rows XProf derives are made only for the timeline
+        "events": int(profile.file_tracks["n_events"].sum()),
+        "tracks": len(profile.file_tracks),
         "flops_utilization": device.get("flops_utilization"),
         "bandwidth_utilization": device.get("bandwidth_utilization"),
         "idle_share": device.get("idle_share"),

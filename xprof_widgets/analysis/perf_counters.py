@@ -26,7 +26,7 @@ _DEVICE_PLANES = ("/device:TPU:", "/device:GPU:")
 def perf_counters_part(profile: Profile) -> pd.DataFrame:
     """One host's counters (COLUMNS), in XProf's order: plane by plane, line by line."""
     sections = profile.sections
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     frames = []
     for section_id, row in sections.iterrows():
         if not str(row["name"]).startswith(_DEVICE_PLANES):

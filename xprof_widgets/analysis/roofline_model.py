@@ -220,7 +220,7 @@ def step_tally(profile: Profile) -> tuple[pd.DataFrame, pd.Series, int] | None:
         return None
     markers = steps.markers
     markers = markers[markers["section"].map(lambda s: bool(_TPU_CORE.match(s)))]
-    tracks = profile.tracks
+    tracks = profile.built_tracks
     lines = tracks[(tracks["name"] == "XLA Ops") & tracks["section"].isin(
         set(markers["section"]))]
     stats = profile.metadata["stats"].to_numpy()

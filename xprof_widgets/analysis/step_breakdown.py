@@ -257,7 +257,7 @@ def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, steps: Steps,
                host: HostEvents) -> list[EventRun]:
     """What claims a unit's step time besides the host's shared work: its device ops (on a
     CPU-only run its threads' XLA ops, as host compute), its host's transfers and input."""
-    on_host = profile.tracks["host"].to_numpy()[profile.track_of(host.events)] == \
+    on_host = profile.built_tracks["host"].to_numpy()[profile.track_of(host.events)] == \
         _host_of(profile, unit)
     # Input work counts on the thread that runs the steps; waiting for the next element of a
     # tf.data iterator counts on any thread (TensorFlow runs the op on its own pool).
@@ -279,8 +279,8 @@ def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, steps: Steps,
 def cpu_xla_ops(profile: Profile, section: str) -> np.ndarray:
     """The XLA ops a CPU-only run's host section ran (events with an `hlo_op` stat on its
     threads): its compute, which is host compute there."""
-    tracks = profile.tracks.index[(profile.tracks["section"] == section)
-                                  & (profile.tracks["kind"] == "slices")].to_numpy()
+    tracks = profile.built_tracks.index[(profile.built_tracks["section"] == section)
+                                  & (profile.built_tracks["kind"] == "slices")].to_numpy()
     return stat_hits(profile, track_events(profile, tracks), "hlo_op")[0]
 
 
@@ -290,7 +290,7 @@ def _units(profile: Profile) -> dict[str, str]:
     devices = [d for d in device_sections(profile) if len(_op_tracks(profile, d))]
     if devices:
         return {d: hosts[d] for d in devices}
-    used = profile.tracks.loc[host_tracks(profile), "section"].unique().tolist()
+    used = profile.built_tracks.loc[host_tracks(profile), "section"].unique().tolist()
     return {s: hosts[s] for s in used}
 
 
@@ -314,12 +314,12 @@ def _host_of(profile: Profile, section: str) -> str:
 
 
 def _op_tracks(profile: Profile, section: str) -> np.ndarray:
-    t = profile.tracks
+    t = profile.built_tracks
     keep = (t["section"] == section) & (t["kind"] == "slices") & ~t["name"].isin(NON_OP_LINES) \
         & ~t["line_id"].map(is_derived_line).astype(bool)  # rows drawn from the ops themselves
     return t.index[keep].to_numpy(np.int64)
 
 
 def _host_slice_tracks(profile: Profile) -> np.ndarray:
-    t = profile.tracks
+    t = profile.built_tracks
     return t.index[(t["section_kind"] == "host") & (t["kind"] == "slices")].to_numpy(np.int64)

@@ -131,8 +131,8 @@ def track_events(profile: Profile, tracks: np.ndarray | list[int]) -> np.ndarray
     tracks = np.asarray(tracks, np.int64)
     if not tracks.shape[0]:
         return np.empty(0, np.int64)
-    first = profile.tracks["first_event"].to_numpy(np.int64)[tracks]
-    end = profile.tracks["end_event"].to_numpy(np.int64)[tracks]
+    first = profile.built_tracks["first_event"].to_numpy(np.int64)[tracks]
+    end = profile.built_tracks["end_event"].to_numpy(np.int64)[tracks]
     return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(first, end, strict=True)])
 
 
@@ -143,8 +143,8 @@ EventRun = tuple[np.ndarray, np.ndarray, np.ndarray]
 def track_runs(profile: Profile, tracks: np.ndarray, level_by_meta: np.ndarray) -> list[EventRun]:
     """Each track's events as a run at the level of their metadata row. A track's events are
     stored in start order, so its columns are read in place: one byte per event is made."""
-    first = profile.tracks["first_event"].to_numpy(np.int64)[tracks]
-    end = profile.tracks["end_event"].to_numpy(np.int64)[tracks]
+    first = profile.built_tracks["first_event"].to_numpy(np.int64)[tracks]
+    end = profile.built_tracks["end_event"].to_numpy(np.int64)[tracks]
     return [(profile.start_ps[a:b], profile.duration_ps[a:b], level_by_meta[profile.meta[a:b]])
             for a, b in zip(first.tolist(), end.tolist(), strict=True)]
 
@@ -158,7 +158,7 @@ def event_run(profile: Profile, events: np.ndarray, level: int) -> EventRun:
 
 def host_tracks(profile: Profile) -> np.ndarray:
     """Tracks of host planes that hold slices (threads), as track ids."""
-    t = profile.tracks
+    t = profile.built_tracks
     return t.index[(t["section_kind"] == "host") & (t["kind"] == "slices")].to_numpy(np.int64)
 
 
@@ -169,7 +169,7 @@ def device_sections(profile: Profile) -> list[str]:
 
 
 def _device_steps(profile: Profile) -> pd.DataFrame:
-    t = profile.tracks
+    t = profile.built_tracks
     lines = t.index[(t["name"] == STEPS_LINE) & t["section"].isin(device_sections(profile))]
     events = track_events(profile, lines.to_numpy())
     if not events.shape[0]:
@@ -233,7 +233,7 @@ def _dominant_stem(profile: Profile, roots: np.ndarray, names: np.ndarray,
 
 
 def _group_steps(profile: Profile) -> pd.DataFrame:
-    t = profile.tracks
+    t = profile.built_tracks
     steppers = (t["section_kind"] == "host") | t["section"].isin(device_sections(profile))
     tracks = t.index[(t["kind"] == "slices") & steppers]
     hits, values = stat_hits(profile, track_events(profile, tracks.to_numpy()), "group_id")
@@ -265,8 +265,8 @@ def _markers(profile: Profile, events: np.ndarray, step: np.ndarray,
     return pd.DataFrame({
         "step": np.asarray(step, np.int64),
         "name": names.astype(object),
-        "section": profile.tracks["section"].to_numpy()[tracks],
-        "host": profile.tracks["host"].to_numpy()[tracks],
+        "section": profile.built_tracks["section"].to_numpy()[tracks],
+        "host": profile.built_tracks["host"].to_numpy()[tracks],
         "track": tracks.astype(np.int64),
         "start_ps": profile.start_ps[events],
         "end_ps": profile.start_ps[events] + profile.duration_ps[events],
@@ -286,7 +286,7 @@ def _with_waits(markers: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ordinal_by_host(profile: Profile, events: np.ndarray) -> np.ndarray:
-    host = profile.tracks["host"].to_numpy()[profile.track_of(events)]
+    host = profile.built_tracks["host"].to_numpy()[profile.track_of(events)]
     frame = pd.DataFrame({"host": host, "start": profile.start_ps[events]})
     return frame.groupby("host")["start"].rank(method="first").to_numpy(np.int64) - 1
 

@@ -47,9 +47,9 @@ def step_events(profile: Profile) -> pd.DataFrame:
     """Every event HTA's trace diff counts, with its profiler step (see the module doc):
     columns event (global index), iteration (-1 for none), cpu (no stream: on the CPU)."""
     categories = meta_categories(profile)
-    slices = profile.tracks.index[profile.tracks["kind"] == "slices"].to_numpy(np.int64)
-    first = profile.tracks["first_event"].to_numpy(np.int64)[slices]
-    end = profile.tracks["end_event"].to_numpy(np.int64)[slices]
+    slices = profile.built_tracks.index[profile.built_tracks["kind"] == "slices"].to_numpy(np.int64)
+    first = profile.built_tracks["first_event"].to_numpy(np.int64)[slices]
+    end = profile.built_tracks["end_event"].to_numpy(np.int64)[slices]
     events = np.concatenate([np.arange(a, b) for a, b in zip(first, end, strict=True)]
                             or [np.empty(0, np.int64)])
     events = events[~profile.derived[events] & ~np.isin(categories[profile.meta[events]],

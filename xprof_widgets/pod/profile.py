@@ -201,6 +201,20 @@ class PodProfile:
         return table
 
     # ---- the Profile face the analyses use ---------------------------------------------------
+    @property
+    def built_tracks(self) -> pd.DataFrame:
+        """`tracks`: the workers made every host's derived rows when they summarized it."""
+        return self.tracks
+
+    @property
+    def file_tracks(self) -> pd.DataFrame:
+        """The tracks read from the files, as Profile.file_tracks."""
+        derived = np.concatenate([h.summary.derived_tracks for h in self._pod_hosts])
+        return self.tracks[~derived]
+
+    def derive_rows(self) -> None:
+        """Nothing to make: as `built_tracks` says."""
+
     def memo(self, key: tuple, build: Callable[[], T]) -> T:
         """`build()` once per key, as `Profile.memo`."""
         if key not in self._memo:

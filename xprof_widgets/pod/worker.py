@@ -48,6 +48,7 @@ class HostSummary:
     hlo_modules: pd.DataFrame
     warnings: list[str]
     nbytes: int
+    derived_tracks: np.ndarray  # bool per track: a row XProf derives (Profile.file_tracks)
 
 
 def decode_host(path: str, host: str) -> Profile:
@@ -75,7 +76,8 @@ def summarize_host(profile: Profile) -> HostSummary:
         origin_ps=int(profile.origin_ps), clock_ps=int(profile.clock_ps),
         states_start=any(int(s.get(START_STAT) or 0) > 0 for s in env), end_ps=int(stop.max()),
         hlo_modules=profile.hlo_modules, warnings=list(profile.warnings),
-        nbytes=profile_nbytes(profile))
+        nbytes=profile_nbytes(profile),
+        derived_tracks=~tracks.index.isin(profile.file_tracks.index))
 
 
 def profile_nbytes(profile: Profile) -> int:

@@ -8,6 +8,7 @@ are integer picoseconds after the earliest event, so nothing is lost to float ro
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
@@ -23,6 +24,9 @@ from .release import release_memory
 from .trace_data import HostTrace
 
 PS_PER_US = 1_000_000
+_EVENT_PROPERTIES = ("metadata", "display_names", "events_per_meta_row", "derived",
+                     "duration_us", "_track_by_first")
+"""What derive_rows makes again: the cached properties that read the events or metadata."""
 _COUNT_BLOCK = 1 << 22  # events per bincount in events_per_meta_row
 T = TypeVar("T")
 
@@ -39,19 +43,71 @@ class Profile:
         self.runs = runs if runs is not None else pd.DataFrame(
             {"run": [run], "hosts": [[h.host for h in hosts]], "path": [source]})
         self.hosts = [h.host for h in hosts]
+        if len(hosts) > 1:  # rows made later would move every later host's events
+            hosts = [h.with_derived_rows() for h in hosts]
         self._hosts = hosts
-        self._event_base = np.cumsum([0] + [h.n_events for h in hosts])
-        self._meta_base = np.cumsum([0] + [len(h.names) for h in hosts])
+        self._deriving = threading.Lock()
         self._section_base = np.cumsum([0] + [len(h.sections) for h in hosts])
+        self._set_events()
         self.start_ps, self.duration_ps, self.meta, self.depth = self._merge_columns()
         self.sections = self._section_table()
-        self.tracks = self._track_table()
-        if not len(self.tracks):
+        self._set_tracks()
+        if not len(self._tracks):
             raise ProfileError(
                 f"{source}: the profile holds no events (planes: "
                 f"{', '.join(self.sections['name']) or 'none'}). Capture again while the program "
                 "runs, e.g. with jax.profiler.trace around a few training steps.")
+
+    # ---- tracks and the rows made on first use -----------------------------------------------
+    @property
+    def tracks(self) -> pd.DataFrame:
+        """Every track, in XProf's order: a line (XSpace) or thread (Chrome trace), and each row
+        XProf derives (framework, source code, host offload, GPU `from #N`), made now if not
+        yet (`derive_rows`)."""
+        self.derive_rows()
+        return self._tracks
+
+    @property
+    def built_tracks(self) -> pd.DataFrame:
+        """The tracks whose events are made, without making more: the files' own tracks, and
+        the derived rows once `derive_rows` has made them. What the tools read: none of them
+        counts derived events, so none has the rows made."""
+        return self._tracks
+
+    @property
+    def file_tracks(self) -> pd.DataFrame:
+        """The tracks read from the files (no derived rows); the ids are those of `tracks`
+        once the rows are made, so they may change then."""
+        return self._tracks[~self._derived_tracks]
+
+    def derive_rows(self) -> None:
+        """Makes the rows of TPU cores and GPU streams XProf derives from their ops, if not made
+        yet. A single host's decode leaves them out; the first use of `tracks`, `events`, SQL,
+        search or the timeline makes them, so a profile opened for its tools never does. Their
+        events come after the file's, so no event id changes; track ids may, and the analyses
+        kept in `memo` are dropped with them."""
+        if self._hosts[0].deferred is None:
+            return
+        with self._deriving:
+            if self._hosts[0].deferred is None:
+                return
+            self._hosts = [self._hosts[0].with_derived_rows(self._t0_ps)]
+            h = self._hosts[0]
+            self.start_ps, self.duration_ps, self.meta, self.depth = (
+                h.start_ps, h.duration_ps, h.meta, h.depth)
+            for name in (*_EVENT_PROPERTIES, "_memo"):
+                self.__dict__.pop(name, None)
+            self._set_events()
+            self._set_tracks()
+
+    def _set_events(self) -> None:
+        hosts = self._hosts
+        self._event_base = np.cumsum([0] + [h.n_events for h in hosts])
+        self._meta_base = np.cumsum([0] + [len(h.names) for h in hosts])
         self.warnings = [w for h in hosts for w in h.warnings]
+
+    def _set_tracks(self) -> None:
+        self._tracks, self._derived_tracks = self._track_table()
 
     # ---- building -------------------------------------------------------------------------
     def _merge_columns(self) -> tuple[np.ndarray, ...]:
@@ -59,6 +115,7 @@ class Profile:
             h = self._hosts[0]
             t0 = int(h.start_ps.min()) if h.n_events else 0
             h.start_ps -= t0
+            self._t0_ps = t0  # the rows made later move by it too
             self.origin_ns = h.base_ns + t0 / 1000
             self.origin_ps = h.base_ns * 1000 + t0
             self.clock_ps = self.origin_ps + wall_offset_ns(h) * 1000
@@ -89,7 +146,8 @@ class Profile:
                 for h in self._hosts for s in h.sections]
         return pd.DataFrame(rows, columns=["host", "name", "kind", "stats"])
 
-    def _track_table(self) -> pd.DataFrame:
+    def _track_table(self) -> tuple[pd.DataFrame, np.ndarray]:
+        """The tracks table, and which of its tracks are derived rows."""
         rows = []
         for hi, h in enumerate(self._hosts):
             for t in h.tracks:
@@ -100,13 +158,15 @@ class Profile:
                     "section_id": self._section_base[hi] + t.section,
                     "first_event": self._event_base[hi] + t.first,
                     "end_event": self._event_base[hi] + t.end, "line_id": t.line_id,
-                    "_order": (hi, section.sort_key, t.section, t.sort_key)})
+                    "_derived": t.derived, "_order": (hi, section.sort_key, t.section,
+                                                      t.sort_key)})
         columns = ["host", "section", "section_kind", "name", "kind", "n_events", "start_us",
                    "end_us", "max_depth", "section_id", "first_event", "end_event", "line_id"]
         if not rows:
-            return pd.DataFrame(columns=columns)
+            return pd.DataFrame(columns=columns), np.zeros(0, bool)
         rows.sort(key=lambda r: r.pop("_order"))
         table = pd.DataFrame(rows)
+        derived = table.pop("_derived").to_numpy(bool)
         first = table["first_event"].to_numpy(np.int64)
         end = table["end_event"].to_numpy(np.int64)
         table["n_events"] = end - first
@@ -114,7 +174,7 @@ class Profile:
         table["end_us"] = range_max(self.start_ps, self.duration_ps, first, end) / PS_PER_US
         table["max_depth"] = range_max(self.depth, np.empty(0, np.int64), first, end)
         table.index.name = "track"
-        return table[columns]
+        return table[columns], derived
 
     def per_host(self) -> list[Profile]:
         """The hosts as single-host profiles sharing this one's decoded columns (hosts without
@@ -132,7 +192,9 @@ class Profile:
         once and shared by every widget on the profile (the suite's tabs, the overview)."""
         cache = self.__dict__.setdefault("_memo", {})
         if key not in cache:
-            cache[key] = build()
+            made = build()  # may make the derived rows, which drop what is kept here
+            cache = self.__dict__.setdefault("_memo", {})
+            cache[key] = made
         return cache[key]
 
     def sql(self, query: str) -> pd.DataFrame:
@@ -236,6 +298,7 @@ class Profile:
 
     def events_frame(self, idx: np.ndarray) -> pd.DataFrame:
         """The DataFrame face of given global event indices."""
+        self.derive_rows()  # before track_of: making them may change the tracks' ids
         idx = np.asarray(idx, np.int64)
         tracks = self.track_of(idx)
         return pd.DataFrame({
@@ -252,8 +315,9 @@ class Profile:
 
     @cached_property
     def _track_by_first(self) -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(self.tracks["first_event"].to_numpy())
-        return self.tracks["first_event"].to_numpy(np.int64)[order], order
+        firsts = self._tracks["first_event"].to_numpy(np.int64)  # no rows made for a lookup
+        order = np.argsort(firsts)
+        return firsts[order], order
 
     def track_of(self, idx: np.ndarray) -> np.ndarray:
         """Track id of each global event index."""

@@ -93,6 +93,7 @@ def run_query(profile: Profile, query: str) -> pd.DataFrame:
     if not isinstance(query, str) or not query.strip():
         raise ProfileError("sql() needs a query, e.g. \"SELECT name, count(*) FROM slice "
                            "GROUP BY name\".")
+    profile.derive_rows()  # the slice table is the timeline's, every row of it
     return profile.memo(("sql",), lambda: Session(profile)).query(query)
 
 

@@ -7,6 +7,7 @@ together (one per host).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,6 +48,7 @@ class Track:
     end: int
     sort_key: tuple = ()
     line_id: int = -1  # the XLine's id (XSpace); -1 where the format has none
+    derived: bool = False  # a row XProf derives (made here from other events), not a line
 
 
 @dataclass
@@ -72,7 +74,14 @@ class HostTrace:
     flow_edges: np.ndarray | None = None  # int64 rows (from event, to event, flow id)
     derived: np.ndarray | None = None  # bool per event: made here as XProf derives it, not read
     warnings: list[str] = field(default_factory=list)
+    # Makes the rows XProf derives for TPU cores and GPU streams, left out of the decode until
+    # first needed: (this trace, ps its times were moved back by) -> the trace with them.
+    deferred: Callable[[HostTrace, int], HostTrace] | None = None
 
     @property
     def n_events(self) -> int:
         return int(self.start_ps.shape[0])
+
+    def with_derived_rows(self, shift_ps: int = 0) -> HostTrace:
+        """This trace with its deferred rows made (itself when it has none)."""
+        return self if self.deferred is None else self.deferred(self, shift_ps)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
+from dataclasses import replace
 from functools import partial
 from itertools import pairwise
 from typing import Any
@@ -36,11 +37,11 @@ from .threads import balanced, decode_threads, run_parts
 from .trace_data import HostTrace, Section, Track
 from .xspace_derived import (
     Decoding,
+    PendingRows,
     already_grouped,
-    core_rows,
     name_step_roots,
+    pending_rows,
     regions,
-    stream_rows,
 )
 
 _WIRE_ERRORS = {
@@ -410,32 +411,17 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                       for k in range(lines.shape[0]) for hidden in (0, 1)]
     counters = set() if group is None else _split_counters(rows_of_tracks, lines, group,
                                                            meta_rows, display_names)
-    derived: list = []
+    pending = None
     if derives:  # the rows of cores and streams read the columns with the regions in
         decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source,
                                       bool(r_start.shape[0]))
         decoding.start, decoding.duration, decoding.meta_rows = start, duration, meta_rows
-        for made, note in (core_rows(decoding), stream_rows(decoding, line_keys)):
-            derived += made
-            if note:
-                warnings.append(f"{source}: {note}")
-    # Tracks in file order: each line's events, its hidden track (empty without a group),
-    # then the derived rows, which come after every event read from the file.
+        pending, notes = pending_rows(decoding, line_keys, lambda records: XSpaceDetails(
+            data, records, plane_starts, stat_names, source, False))
+        warnings += notes
+    # Tracks in file order: each line's events, then its hidden track (empty without a group).
     sizes = np.zeros(len(rows_of_tracks), np.int64)
     sizes[0:2 * lines.shape[0]:2] = lines[:, 6] - lines[:, 5]
-    if derived:  # rows XProf derives get tracks of their own, after the file's
-        first = len(rows_of_tracks)
-        rows_of_tracks += [(plane_index, row.name, key, 0, row.line_id)
-                           for plane_index, row, key in derived]
-        sizes = np.concatenate([sizes, [row.start.shape[0] for _, row, _ in derived]])
-        if group is not None:
-            group = np.concatenate([group] + [np.full(row.start.shape[0], first + k, np.int32)
-                                              for k, (_, row, _) in enumerate(derived)])
-        start = np.concatenate([start] + [row.start for _, row, _ in derived])
-        duration = np.concatenate([duration] + [row.duration for _, row, _ in derived])
-        meta_rows = np.concatenate([meta_rows] + [row.meta for _, row, _ in derived])
-        record = np.concatenate([record, np.full(start.shape[0] - record.shape[0],
-                                                 _no_record(record), record.dtype)])
     if group is not None:
         sizes = np.bincount(group, minlength=len(rows_of_tracks))
         if (internal is not None and internal.any()) or r_start.shape[0] or counters:
@@ -460,7 +446,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
                             line_id=line_id))
 
     is_derived = None
-    if r_start.shape[0] or derived:
+    if r_start.shape[0]:
         is_derived = record == _no_record(record)
     details = XSpaceDetails(data, record, plane_starts, stat_names, source,
                             is_derived is not None)
@@ -474,7 +460,46 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
         names=names, display_names=display_names,
         meta_section=np.asarray(tables.meta_section, np.int32), meta_stats=tables.meta_stats,
         details=details, hlo_protos=tables.hlo_protos, counter_values=counter_values,
-        derived=is_derived, warnings=warnings)
+        derived=is_derived, warnings=warnings,
+        deferred=None if pending is None else partial(_with_derived_rows, pending))
+
+
+def _with_derived_rows(pending: PendingRows, trace: HostTrace, shift_ps: int) -> HostTrace:
+    """`trace` with the rows of its cores and streams made now: their events after every
+    event of the file, one track per row, their times less `shift_ps` (what the Profile took
+    off the trace's own). The same columns as making them during the decode gives."""
+    made, notes = pending.rows()
+    d = pending.decoding
+    sizes = np.array([row.start.shape[0] for _, row, _ in made], np.int64)
+    empty = np.empty(0, np.int64)
+    start = np.concatenate([row.start for _, row, _ in made] or [empty]) - np.int64(shift_ps)
+    duration = np.concatenate([row.duration for _, row, _ in made] or [empty])
+    meta_rows = np.concatenate([row.meta for _, row, _ in made] or [empty])
+    bounds = np.stack([np.cumsum(sizes) - sizes, np.cumsum(sizes)], axis=1)
+    depth = np.empty(start.shape[0], np.int16)
+    perm = _order_and_depth(start, duration, bounds, depth)
+    if perm.shape[0]:
+        meta_rows = meta_rows[perm]
+    n = trace.n_events
+    tracks = list(trace.tracks)
+    for (plane, row, key), (lo, hi) in zip(made, bounds.tolist(), strict=True):
+        if lo < hi and d.headers[plane].name not in _SKIPPED_PLANES:
+            tracks.append(Track(section=d.section_of_plane[plane], name=row.name, kind="slices",
+                                first=n + lo, end=n + hi, sort_key=(True, key, 0),
+                                line_id=row.line_id, derived=True))
+    derived = np.zeros(n, bool) if trace.derived is None else trace.derived
+    counters = trace.counter_values
+    return replace(
+        trace, start_ps=np.concatenate([trace.start_ps, start]),
+        duration_ps=np.concatenate([trace.duration_ps, duration]),
+        meta=np.concatenate([trace.meta, meta_rows.astype(np.int32)]),
+        depth=np.concatenate([trace.depth, depth]), tracks=tracks,
+        meta_section=np.asarray(d.rows.sections, np.int32),
+        details=trace.details.with_derived(start.shape[0]),
+        counter_values=None if counters is None else np.concatenate(
+            [counters, np.full(start.shape[0], np.nan)]),
+        derived=np.concatenate([derived, np.ones(start.shape[0], bool)]),
+        warnings=[*trace.warnings, *notes], deferred=None)
 
 
 def _moves_events(derives: bool, rows: MetadataRows, line_names: list[str]) -> bool:
@@ -701,6 +726,17 @@ class XSpaceDetails:
         self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
         self.source = source
         self._derived = has_derived  # some events have no record (no n-sized scan to know)
+
+    def records(self, events: np.ndarray) -> np.ndarray:
+        """Where each event's record starts in the file."""
+        return self._record[events]
+
+    def with_derived(self, n: int) -> XSpaceDetails:
+        """These details with `n` derived events (no record) after the file's."""
+        record = np.concatenate([self._record, np.full(n, _no_record(self._record),
+                                                       self._record.dtype)])
+        return XSpaceDetails(self._data, record, self._plane_starts, self._stat_names,
+                             self.source, self._derived or n > 0)
 
     def stat_names(self, plane: int) -> list[str]:
         """The stat names a plane declares."""

@@ -140,11 +140,7 @@ def core_rows(d: Decoding) -> tuple[list[tuple[int, DerivedRow, int]], str]:
     """The framework and host offload rows XProf derives for each TPU core (TensorCore planes
     only), each op attributed to the run of its `XLA Modules` event; and a note when they
     were left out. Rows come as (plane, row, sort key)."""
-    cores = {p: d.own_lines(p) for p, plane in enumerate(d.headers)
-             if _TENSOR_CORE.fullmatch(plane.name)}
-    n_ops = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in cores.values() for k in own)
-    note = _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, Source "
-                         "code and Host Offload Ops rows")
+    cores, note = _core_planes(d)
     if note is not None:
         return [], note
     out = []
@@ -198,13 +194,7 @@ def stream_rows(d: Decoding, line_keys: list[int]) -> tuple[list[tuple[int, Deri
     """The XLA rows XProf derives after each GPU stream, from its kernels (events with
     `kernel_details`, or CUDA graph launches); each row's sort key places it after its stream.
     Up to FRAMEWORK_ROWS_LIMIT kernels, like the TPU framework rows."""
-    planes = {p: [k for k in d.own_lines(p) if not is_derived_line(int(d.lines[k, 1]))]
-              for p, plane in enumerate(d.headers) if plane.name.startswith(GPU_PREFIX)}
-    if not any(planes.values()):
-        return [], ""
-    note = _rows_refused(sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in planes.values()
-                             for k in own),
-                         "GPU stream events", "XLA Modules and XLA Ops rows of GPU streams")
+    planes, note = _stream_planes(d)
     if note is not None:
         return [], note
     out = []
@@ -241,6 +231,75 @@ def _plane_stream_rows(d: Decoding, plane: int, streams: list[int],
                                   key // GPU_STREAM_STRIDE - 1)
         out += [(plane, row, key + 1 + i) for i, row in enumerate(derived)]
     return out
+
+
+def _core_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
+    """The TPU cores (TensorCore planes) and their lines, and a note when their rows are not
+    derived (None when they are)."""
+    cores = {p: d.own_lines(p) for p, plane in enumerate(d.headers)
+             if _TENSOR_CORE.fullmatch(plane.name)}
+    n_ops = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in cores.values() for k in own)
+    return cores, _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, "
+                                "Source code and Host Offload Ops rows")
+
+
+def _stream_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
+    """The GPU planes and their streams (lines the profiler wrote), and a note when their rows
+    are not derived (None when they are; "" when there are no streams)."""
+    planes = {p: [k for k in d.own_lines(p) if not is_derived_line(int(d.lines[k, 1]))]
+              for p, plane in enumerate(d.headers) if plane.name.startswith(GPU_PREFIX)}
+    if not any(planes.values()):
+        return planes, ""
+    n_events = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in planes.values() for k in own)
+    return planes, _rows_refused(n_events, "GPU stream events",
+                                 "XLA Modules and XLA Ops rows of GPU streams")
+
+
+# ---- the rows of cores and streams, deferred to their first use ---------------------------------
+@dataclass
+class PendingRows:
+    """What the rows of TPU cores and GPU streams are made from, kept from the decode until
+    something first needs them: the deriving planes' events in file order (copies of their
+    columns, as the trace's own get sorted), their lines and sort keys."""
+
+    decoding: Decoding
+    line_keys: list[int]
+
+    def rows(self) -> tuple[list[tuple[int, DerivedRow, int]], list[str]]:
+        """Every derived row as (plane, row, sort key), and the warnings made on the way."""
+        d = self.decoding
+        made = []
+        for family, note in (core_rows(d), stream_rows(d, self.line_keys)):
+            made += family
+            if note:
+                d.warnings.append(f"{d.source}: {note}")
+        return made, d.warnings
+
+
+def pending_rows(d: Decoding, line_keys: list[int], scan_of: Callable[[np.ndarray], Any]
+                 ) -> tuple[PendingRows | None, list[str]]:
+    """The rows of cores and streams, to be made later: a PendingRows holding the planes that
+    will get rows (None when none will), and the notes of families left out now, so a file
+    over FRAMEWORK_ROWS_LIMIT keeps no copy. `scan_of(records)` reads events' stats by their
+    records in the file."""
+    cores, core_note = _core_planes(d)
+    streams, stream_note = _stream_planes(d)
+    notes = [f"{d.source}: {n}" for n in (core_note, stream_note) if n]
+    planes = sorted({*(cores if core_note is None else ()),
+                     *(p for p, own in streams.items() if own and stream_note is None)})
+    if not planes:
+        return None, notes
+    kept = np.flatnonzero(np.isin(d.lines[:, 0], planes))
+    lines = d.lines[kept].copy()
+    sizes = lines[:, 6] - lines[:, 5]
+    events = np.concatenate([np.arange(a, b) for a, b in lines[:, 5:7].tolist()]
+                            or [np.empty(0, np.int64)])
+    lines[:, 6] = np.cumsum(sizes)
+    lines[:, 5] = lines[:, 6] - sizes
+    compact = Decoding(d.source, d.headers, lines, [d.line_names[k] for k in kept.tolist()],
+                       scan_of(d.scan.records(events)), d.start[events], d.duration[events],
+                       d.meta_rows[events], d.rows, d.section_of_plane, [])
+    return PendingRows(compact, [line_keys[k] for k in kept.tolist()]), notes
 
 
 def _rows_refused(n_events: int, counted: str, what: str) -> str | None:

@@ -59,6 +59,7 @@ def _on_parts(kernel: Callable, before: tuple, parts: list[np.ndarray], after: t
 def trace_index(profile: Profile, progress: Callable[[float], None] | None = None
                 ) -> TraceIndex:
     """The profile's `TraceIndex`, built on first use and kept on the profile."""
+    profile.derive_rows()  # before the index is kept: making them drops what the profile kept
     return profile.memo(("trace_index",), lambda: TraceIndex(profile, progress))
 
 

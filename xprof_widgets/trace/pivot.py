@@ -30,8 +30,8 @@ def self_times_ps(profile: Profile, events: np.ndarray) -> np.ndarray:
         return out
     tracks = profile.track_of(events)
     depth = profile.depth[events].astype(np.int64)
-    first = profile.tracks["first_event"].to_numpy(np.int64)
-    last = profile.tracks["end_event"].to_numpy(np.int64)
+    first = profile.built_tracks["first_event"].to_numpy(np.int64)
+    last = profile.built_tracks["end_event"].to_numpy(np.int64)
     for track, level in np.unique(np.stack([tracks, depth], axis=1), axis=0).tolist():
         mine = np.flatnonzero((tracks == track) & (depth == level))
         lo = int(first[track])
@@ -79,8 +79,8 @@ def selection_pivot(profile: Profile, events: np.ndarray,
         raise KeyError(f"event ids must be in 0..{profile.n_events - 1}")
     tracks = profile.track_of(events)
     frame = pd.DataFrame({
-        "section": profile.tracks["section"].to_numpy()[tracks], "track": tracks,
-        "track_name": profile.tracks["name"].to_numpy()[tracks],
+        "section": profile.built_tracks["section"].to_numpy()[tracks], "track": tracks,
+        "track_name": profile.built_tracks["name"].to_numpy()[tracks],
         "name": profile.display_names[profile.meta[events]],
         "total_us": profile.duration_ps[events] / PS_PER_US,
         "self_us": self_times_ps(profile, events) / PS_PER_US})

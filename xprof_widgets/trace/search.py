@@ -126,6 +126,7 @@ def search(profile: Profile, pattern: str, regex: bool | None = None, case: bool
     unless `regex` says), in time order; `match` keeps one kind of hit (MATCHES)."""
     if match not in MATCHES:
         raise ValueError(f"match={match!r}: expected one of {', '.join(MATCHES)}")
+    profile.derive_rows()  # the timeline's rows are searched, derived ones too
     kinds = matched_rows(profile, *parse_query(pattern, regex), case)
     rows = np.logical_or.reduce(list(kinds.values())) if match == "any" else kinds[match]
     bounds = profile.tracks[["first_event", "end_event"]].to_numpy(np.int64)
