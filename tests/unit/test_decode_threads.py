@@ -39,6 +39,9 @@ def _same(a, b) -> None:
     assert a.warnings == b.warnings
     assert a.hlo_protos == b.hlo_protos
     assert a.base_ns == b.base_ns
+    assert (a.deferred is None) == (b.deferred is None)
+    if a.deferred is not None:  # and the rows made later, from what each decode kept
+        _same(a.with_derived_rows(), b.with_derived_rows())
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))

@@ -468,6 +468,7 @@ def _with_derived_rows(pending: PendingRows, trace: HostTrace, shift_ps: int) ->
     """`trace` with the rows of its cores and streams made now: their events after every
     event of the file, one track per row, their times less `shift_ps` (what the Profile took
     off the trace's own). The same columns as making them during the decode gives."""
+    trace.details.ensure_intact()  # the rows read stats from it: refused, not left out
     made, notes = pending.rows()
     d = pending.decoding
     sizes = np.array([row.start.shape[0] for _, row, _ in made], np.int64)
@@ -494,6 +495,7 @@ def _with_derived_rows(pending: PendingRows, trace: HostTrace, shift_ps: int) ->
         duration_ps=np.concatenate([trace.duration_ps, duration]),
         meta=np.concatenate([trace.meta, meta_rows.astype(np.int32)]),
         depth=np.concatenate([trace.depth, depth]), tracks=tracks,
+        names=d.rows.names, display_names=d.rows.display_names, meta_stats=d.rows.stats,
         meta_section=np.asarray(d.rows.sections, np.int32),
         details=trace.details.with_derived(start.shape[0]),
         counter_values=None if counters is None else np.concatenate(
@@ -726,6 +728,10 @@ class XSpaceDetails:
         self._stat_ids = [{name: sid for sid, name in names.items()} for names in stat_names]
         self.source = source
         self._derived = has_derived  # some events have no record (no n-sized scan to know)
+
+    def ensure_intact(self) -> None:
+        """Raises a ProfileError naming the file if it changed on disk since it was mapped."""
+        ensure_intact(self._data)
 
     def records(self, events: np.ndarray) -> np.ndarray:
         """Where each event's record starts in the file."""

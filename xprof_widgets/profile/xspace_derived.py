@@ -256,7 +256,7 @@ def _stream_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
 
 
 # ---- the rows of cores and streams, deferred to their first use ---------------------------------
-@dataclass
+@dataclass(repr=False)  # its columns and headers are no one's to read in a repr
 class PendingRows:
     """What the rows of TPU cores and GPU streams are made from, kept from the decode until
     something first needs them: the deriving planes' events in file order (copies of their
@@ -264,16 +264,25 @@ class PendingRows:
 
     decoding: Decoding
     line_keys: list[int]
+    _made: tuple[list[tuple[int, DerivedRow, int]], list[str]] | None = None
 
     def rows(self) -> tuple[list[tuple[int, DerivedRow, int]], list[str]]:
-        """Every derived row as (plane, row, sort key), and the warnings made on the way."""
-        d = self.decoding
-        made = []
-        for family, note in (core_rows(d), stream_rows(d, self.line_keys)):
-            made += family
-            if note:
-                d.warnings.append(f"{d.source}: {note}")
-        return made, d.warnings
+        """Every derived row as (plane, row, sort key), and the warnings made on the way; made
+        once, with their metadata rows in `decoding.rows`, after which the copied columns go."""
+        if self._made is None:
+            d = self.decoding
+            r = d.rows  # the decoded trace's tables stay as they are: the rows go on copies
+            d.rows = MetadataRows(list(r.names), list(r.display_names), list(r.sections),
+                                  list(r.stats))
+            made = []
+            for family, note in (core_rows(d), stream_rows(d, self.line_keys)):
+                made += family
+                if note:
+                    d.warnings.append(f"{d.source}: {note}")
+            self._made = made, d.warnings
+            empty = np.empty(0, np.int64)
+            d.start = d.duration = d.meta_rows = empty
+        return self._made
 
 
 def pending_rows(d: Decoding, line_keys: list[int], scan_of: Callable[[np.ndarray], Any]
