@@ -65,3 +65,26 @@ def test_a_bad_limit_says_what_is_expected(monkeypatch):
     monkeypatch.setenv(memory_guard.LIMIT_ENV, "lots")
     with pytest.raises(xw.ProfileError, match="expected a size such as 4GB"):
         memory_guard.available_bytes()
+
+
+def test_derived_rows_that_do_not_fit_are_left_out_with_a_warning(tmp_path, monkeypatch):
+    from xprof_widgets.synthetic import write_synthetic
+
+    path = tmp_path / "host.xplane.pb"
+    write_synthetic(path, 60_000, kind="tpu")
+    need_open = path.stat().st_size * memory_guard.PEAK_PER_FILE_BYTE["xspace"]
+    limit = need_open / memory_guard.HEADROOM * 1.01  # the decode fits, the rows do not
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, f"{limit / 1e6:.3f}MB")
+    profile = xw.open_profile(path)
+    n = profile._hosts[0].deferred.args[0].decoding.start.shape[0]
+    assert n * memory_guard.DERIVED_ROWS_PEAK_PER_EVENT > limit
+    assert len(profile.tracks) == len(profile.file_tracks)  # the timeline opens without them
+    [warning] = [w for w in profile.warnings if "were not derived" in w]
+    assert warning.startswith(f"{path}: the Framework Ops, Framework Name Scope, Source code "
+                              "and Host Offload Ops rows were not derived: making them from "
+                              f"{n:,} events needs about")
+    assert f"has {limit / 1e6:.1f} MB available" in warning
+    n_tracks = len(profile.tracks)
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, "off")
+    xw.close(profile)
+    assert len(xw.open_profile(path).tracks) > n_tracks  # with room: made

@@ -1,10 +1,14 @@
 """Refuse, before decoding, a run the kernel cannot hold: a clear error instead of a dead kernel.
 
 Decoding peaks at a multiple of the file bytes, measured here (tests/bench/bench_pod.py prints
-them again): XSpace about 16x the file on synthetic TPU hosts (their derived framework rows
-nearly triple the events; real TPU and GPU files need 3-8x), Chrome JSON about 10x the JSON text
-(a gzipped trace is counted by its uncompressed size, read from the gzip trailer). The need is
-compared with the memory the kernel can still take: MemAvailable (/proc/meminfo; psutil elsewhere), no
+them again): an XSpace decoded, its timeline indexed and its tools run take 1.4-3x the file above
+a fresh interpreter (the file is mapped, so its pages are the OS's), Chrome JSON about 10x the
+JSON text (a gzipped trace is counted by its uncompressed size, read from the gzip trailer).
+The rows XProf derives from TPU ops and GPU kernels are judged when they are made (usually on
+the timeline's first draw, profile/xspace_derived.py), from the events they are made from:
+making them peaks at about 226 bytes an event (the 1e6-event synthetic TPU host); ones that do
+not fit are left out with a warning, and the rest of the profile opens. The need is compared
+with the memory the kernel can still take: MemAvailable (/proc/meminfo; psutil elsewhere), no
 more than a cgroup limit leaves, with headroom for everything else the kernel holds.
 
 What the kernel already holds is counted as it is: the available memory is what is left beside
@@ -26,8 +30,10 @@ from .locate import FileSystem, HostFile
 from .release import release_memory
 
 LIMIT_ENV = "XPROF_WIDGETS_MEMORY_LIMIT"
-PEAK_PER_FILE_BYTE = {"xspace": 16.0, "chrome": 10.0}
+PEAK_PER_FILE_BYTE = {"xspace": 4.0, "chrome": 10.0}
 """Peak decoding memory per byte of file (per byte of JSON text for Chrome traces)."""
+DERIVED_ROWS_PEAK_PER_EVENT = 256
+"""Peak memory making the derived rows takes per event they are made from (226 measured)."""
 _DEFLATE_MAX = 1032
 _JSON_GZIP_RATIO = 8  # a trace's JSON text over its gzip size, measured (7.5 at 1e6 events)
 HEADROOM = 0.85
@@ -38,22 +44,28 @@ _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 2**10, "m": 1e6, "mb": 1e6,
 
 def check_memory(fs: FileSystem, files: Sequence[HostFile], where: str) -> None:
     """Raises a ProfileError when decoding `files` would take more memory than is available."""
-    available = available_bytes()
+    need = estimate_bytes(fs, files) if available_bytes() is not None else 0
+    available = shortfall(need)
     if available is None:
-        return
-    need = estimate_bytes(fs, files)
-    if need > available * HEADROOM:
-        release_memory()  # profiles no one holds any more
-        available = available_bytes() or available
-    if need <= available * HEADROOM:
         return
     hosts = ", ".join(f.host for f in files[:4]) + (", ..." if len(files) > 4 else "")
     raise ProfileError(
-        f"{where}: decoding {len(files)} host file(s) here needs about {_size(need)} of memory, "
-        f"and this kernel has {_size(available)} available: it would be killed, and with it "
+        f"{where}: decoding {len(files)} host file(s) here needs about {size_text(need)} of memory, "
+        f"and this kernel has {size_text(available)} available: it would be killed, and with it "
         f"everything the notebook holds. Open fewer hosts with host= (one or a few of: {hosts}), "
         "or decode the run on a Dask cluster with client= (the kernel then holds only tables; "
         f"see docs/pod.md). {LIMIT_ENV}=off turns this check off.")
+
+
+def shortfall(need: int) -> int | None:
+    """The memory available when `need` bytes do not fit in it (after collecting profiles no
+    one holds), else None."""
+    available = available_bytes()
+    if available is None or need <= available * HEADROOM:
+        return None
+    release_memory()
+    available = available_bytes() or available
+    return None if need <= available * HEADROOM else available
 
 
 def estimate_bytes(fs: FileSystem, files: Sequence[HostFile]) -> int:
@@ -146,7 +158,8 @@ def _cgroup_available() -> int | None:
     return None
 
 
-def _size(n: float) -> str:
+def size_text(n: float) -> str:
+    """`1.5 GB`, `812.0 MB`, `64 kB`."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"

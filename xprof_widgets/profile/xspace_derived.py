@@ -30,6 +30,7 @@ from .derived import (
     step_rows,
     threadpool_regions,
 )
+from .memory_guard import DERIVED_ROWS_PEAK_PER_EVENT, LIMIT_ENV, shortfall, size_text
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ T = TypeVar("T")
 _TENSOR_CORE = re.compile(r"/device:TPU:\d+")
 _XLA_MODULES = "XLA Modules"
 _GROUP_ID = "group_id"
+_CORE_ROWS = "Framework Ops, Framework Name Scope, Source code and Host Offload Ops rows"
+_STREAM_ROWS = "XLA Modules and XLA Ops rows of GPU streams"
 FRAMEWORK_ROWS_LIMIT = 2_000_000
 """Up to this many TPU op events a file gets XProf's framework rows (they add about one slice
 per op and row, as many events again); above it they are left out unless
@@ -239,8 +242,7 @@ def _core_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
     cores = {p: d.own_lines(p) for p, plane in enumerate(d.headers)
              if _TENSOR_CORE.fullmatch(plane.name)}
     n_ops = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in cores.values() for k in own)
-    return cores, _rows_refused(n_ops, "TPU op events", "Framework Ops, Framework Name Scope, "
-                                "Source code and Host Offload Ops rows")
+    return cores, _rows_refused(n_ops, "TPU op events", _CORE_ROWS)
 
 
 def _stream_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
@@ -251,8 +253,7 @@ def _stream_planes(d: Decoding) -> tuple[dict[int, list[int]], str | None]:
     if not any(planes.values()):
         return planes, ""
     n_events = sum(int(d.lines[k, 6] - d.lines[k, 5]) for own in planes.values() for k in own)
-    return planes, _rows_refused(n_events, "GPU stream events",
-                                 "XLA Modules and XLA Ops rows of GPU streams")
+    return planes, _rows_refused(n_events, "GPU stream events", _STREAM_ROWS)
 
 
 # ---- the rows of cores and streams, deferred to their first use ---------------------------------
@@ -271,6 +272,10 @@ class PendingRows:
         once, with their metadata rows in `decoding.rows`, after which the copied columns go."""
         if self._made is None:
             d = self.decoding
+            refused = _no_room(d)
+            if refused:
+                self._made = [], [refused]
+                return self._made
             r = d.rows  # the decoded trace's tables stay as they are: the rows go on copies
             d.rows = MetadataRows(list(r.names), list(r.display_names), list(r.sections),
                                   list(r.stats))
@@ -309,6 +314,23 @@ def pending_rows(d: Decoding, line_keys: list[int], scan_of: Callable[[np.ndarra
                        scan_of(d.scan.records(events)), d.start[events], d.duration[events],
                        d.meta_rows[events], d.rows, d.section_of_plane, [])
     return PendingRows(compact, [line_keys[k] for k in kept.tolist()]), notes
+
+
+def _no_room(d: Decoding) -> str:
+    """Why the rows are not made now that they fit in no memory the kernel has ("" when they
+    fit): a warning, so the timeline opens without them instead of the kernel being killed."""
+    need = d.start.shape[0] * DERIVED_ROWS_PEAK_PER_EVENT
+    available = shortfall(need)
+    if available is None:
+        return ""
+    kinds = {d.headers[p].name.startswith(GPU_PREFIX) for p in set(d.lines[:, 0].tolist())}
+    what = " and the ".join(name for gpu, name in ((False, _CORE_ROWS), (True, _STREAM_ROWS))
+                            if gpu in kinds)
+    return (f"{d.source}: the {what} were not derived: making them from "
+            f"{d.start.shape[0]:,} events needs about {size_text(need)} of memory, and this "
+            f"kernel has {size_text(available)} "
+            "available. Close profiles you are done with (xw.close) and open this one again, "
+            f"or set {LIMIT_ENV}=off to make them anyway.")
 
 
 def _rows_refused(n_events: int, counted: str, what: str) -> str | None:
