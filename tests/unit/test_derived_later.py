@@ -117,7 +117,7 @@ def test_the_rows_are_made_once_when_threads_ask_at_once() -> None:
     assert len(profile.metadata) == len(_first(DATA / "synthetic_tpu.xplane.pb").metadata)
 
 
-def test_a_file_changed_before_they_are_made_is_refused(tmp_path: Path) -> None:
+def test_a_file_changed_before_they_are_made_leaves_them_out(tmp_path: Path) -> None:
     path = tmp_path / "host.xplane.pb"
     write_synthetic(path, 60_000, kind="gpu")  # its rows read the kernels' stats
     assert path.stat().st_size > mapped.MIN_MAPPED_BYTES
@@ -125,5 +125,36 @@ def test_a_file_changed_before_they_are_made_is_refused(tmp_path: Path) -> None:
                       source=str(path))
     assert _pending(profile)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    profile.derive_rows()
+    assert len(profile.tracks) == len(profile.file_tracks)
+    assert profile.warnings[-1].startswith(f"{path}: the XLA Modules and XLA Ops rows of GPU "
+                                           "streams were not derived: the profile file changed "
+                                           "on disk since it was opened")
     with pytest.raises(ProfileError, match=r"host\.xplane\.pb.*changed on disk"):
-        profile.derive_rows()
+        profile.event_stats(0)  # what reads the file still refuses
+
+
+def test_the_time_order_is_lexsorts_with_ties_in_file_order() -> None:
+    from xprof_widgets.profile.xspace_derived import _time_order
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        n = int(rng.integers(0, 60))
+        start = rng.integers(0, 8, n).astype(np.int64) * int(rng.choice([1, 10**12]))
+        duration = rng.integers(0, 4, n).astype(np.int64)
+        events = rng.permutation(n)[: int(rng.integers(0, n + 1))].astype(np.int64)
+        want = events[np.lexsort((-duration[events], start[events]))]
+        assert np.array_equal(_time_order(events, start, duration), want)
+
+
+def test_dense_unique_is_numpys_unique() -> None:
+    from xprof_widgets.profile.derived import dense_unique
+
+    rng = np.random.default_rng(3)
+    for dtype in (np.int32, np.int64):
+        for n in (0, 1, 7, 1000):
+            values = rng.integers(0, 50, n).astype(dtype)
+            uniques, inverse = dense_unique(values)
+            want, want_inverse = np.unique(values, return_inverse=True)
+            assert np.array_equal(uniques, want) and uniques.dtype == want.dtype
+            assert np.array_equal(inverse, want_inverse)

@@ -95,7 +95,11 @@ def test_a_file_changed_after_opening_is_refused_not_read(synthetic: Path, chang
         with pytest.raises(ProfileError, match=f"{re.escape(str(synthetic))}.*{words}"):
             read()
     assert before  # what was read before the change stays valid
-    assert profile.tracks.shape[0]  # and the columns, which are the kernel's own memory
+    assert profile.tracks.shape[0]  # and the columns, which are the kernel's own memory;
+    # the derived rows, which would read the file, are left out and the warnings say why
+    assert len(profile.tracks) == len(profile.file_tracks)
+    assert any(w.startswith(f"{synthetic}: the Framework Ops") and words in w
+               for w in profile.warnings)
 
 
 def test_small_files_and_unmappable_ones_are_read(tmp_path: Path,

@@ -158,6 +158,17 @@ def _op_type_of(name: str) -> str:
     return stem if stem and suffix.lstrip("-").isdigit() else last
 
 
+def dense_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) for small non-negative ints (metadata rows,
+    keys): a table over their range instead of a sort of every value."""
+    if not values.shape[0]:
+        return values.copy(), np.empty(0, np.int64)
+    present = np.zeros(int(values.max()) + 1, bool)
+    present[values] = True
+    uniques = np.flatnonzero(present)
+    return uniques.astype(values.dtype, copy=False), (np.cumsum(present) - 1)[values]
+
+
 @dataclass
 class DerivedRow:
     """Slices of one derived row: starts, durations and metadata rows."""
@@ -181,7 +192,7 @@ def framework_rows(events: np.ndarray, start: np.ndarray, duration: np.ndarray,
     span is shortened by a nanosecond per level, as XProf draws them, so they nest visibly.
     """
     # Everything below is per metadata row (one per op kind), then gathered per event.
-    metas, meta_of_event = np.unique(meta_rows[events], return_inverse=True)
+    metas, meta_of_event = dense_unique(meta_rows[events])
     stats = [rows.stats[r] for r in metas.tolist()]
     op_text = [str(st.get("tf_op", "")) for st in stats]
     source_text = [str(st.get("source", "")) for st in stats]
@@ -259,9 +270,10 @@ def _merged_levels(keys: np.ndarray, events: np.ndarray, start: np.ndarray,
         ends = np.maximum.reduceat(finish, segment)[present[segment]]
         parent = parent_run[heads] if parent_run is not None else np.full(heads.shape[0], -1)
         parts.append((begin[heads], ends, key[heads], tails, parent))
-        parent_run = np.full(n, -1)
-        parent_run[present] = np.searchsorted(heads, np.flatnonzero(present), side="right") - 1
-        parent_run[present] += sum(p[0].shape[0] for p in parts[:-1])
+        is_head = np.zeros(n, np.int64)
+        is_head[heads] = 1  # each event's run: the heads at or before it (a sorted search)
+        run = np.cumsum(is_head) - 1 + sum(p[0].shape[0] for p in parts[:-1])
+        parent_run = np.where(present, run, -1)
         new_above = new
     if not parts:
         empty = np.empty(0, np.int64)
@@ -290,7 +302,7 @@ def _row(name: str, merged: tuple, label, rows: MetadataRows, section: int,
     """A derived row's slices with a metadata row per distinct key (made once per key). `label`
     gives a key's name: a FrameworkOp, a (name, display name) pair or a string."""
     start, end, key, _ = merged
-    keys, of_slice = np.unique(key, return_inverse=True)
+    keys, of_slice = dense_unique(key)
     meta_of_key = np.empty(keys.shape[0], np.int64)
     for i, k in enumerate(keys.tolist()):
         what = label(k)

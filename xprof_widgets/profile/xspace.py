@@ -468,7 +468,6 @@ def _with_derived_rows(pending: PendingRows, trace: HostTrace, shift_ps: int) ->
     """`trace` with the rows of its cores and streams made now: their events after every
     event of the file, one track per row, their times less `shift_ps` (what the Profile took
     off the trace's own). The same columns as making them during the decode gives."""
-    trace.details.ensure_intact()  # the rows read stats from it: refused, not left out
     made, notes = pending.rows()
     d = pending.decoding
     sizes = np.array([row.start.shape[0] for _, row, _ in made], np.int64)

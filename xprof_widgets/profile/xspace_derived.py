@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from functools import partial
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from ..errors import ProfileError
 from .derived import (
     DerivedRow,
     MetadataRows,
@@ -32,6 +34,7 @@ from .derived import (
 )
 from .memory_guard import DERIVED_ROWS_PEAK_PER_EVENT, LIMIT_ENV, shortfall, size_text
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
+from .threads import balanced, decode_threads, run_parts
 
 if TYPE_CHECKING:
     from .xspace import XSpaceDetails
@@ -139,6 +142,70 @@ def regions(d: Decoding, group: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 # ---- rows derived for TPU cores and GPU streams --------------------------------------------------
+class _Stacked:
+    """A list read through: the shared rows made before (read only), then rows of its own."""
+
+    def __init__(self, shared: list):
+        self.shared, self.own = shared, []
+        self.base = len(shared)
+
+    def __len__(self) -> int:
+        return self.base + len(self.own)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.shared[i] if i < self.base else self.own[i - self.base]
+
+    def __setitem__(self, i: int, value: Any) -> None:
+        if i < self.base:
+            raise IndexError("the shared rows are read only")
+        self.own[i - self.base] = value
+
+    def __delitem__(self, cut: slice) -> None:  # MetadataRows.truncate: only own rows go
+        del self.own[max(0, cut.start - self.base):]
+
+    def __iter__(self) -> Iterator:
+        return chain(self.shared, self.own)
+
+    def append(self, value: Any) -> None:
+        self.own.append(value)
+
+
+def _each_plane(d: Decoding, planes: list[int],
+                build: Callable[[Decoding, int], list[tuple[int, DerivedRow, int]]]
+                ) -> list[tuple[int, DerivedRow, int]]:
+    """build(view, plane) for every plane, planes on worker threads (about equal events each);
+    each view reads the metadata rows made so far and numbers the ones it makes as if they
+    came next, and has its own warnings. The views' rows and warnings join `d` in plane order,
+    their slices renumbered, so the result is what one thread gives."""
+    def run(group: list[int]) -> list[tuple[Decoding, list]]:
+        done = []
+        for k in group:
+            rows = d.rows
+            view = replace(d, rows=MetadataRows(*(_Stacked(c) for c in (
+                rows.names, rows.display_names, rows.sections, rows.stats))), warnings=[])
+            done.append((view, build(view, planes[k])))
+        return done
+
+    sizes = [d.plane_events(p).stop - d.plane_events(p).start for p in planes]
+    groups = [g for g in balanced(sizes, decode_threads()) if g]
+    made = dict(zip((k for g in groups for k in g),
+                    (item for part in run_parts(run, groups) for item in part), strict=True))
+    out = []
+    for k in range(len(planes)):
+        view, rows = made[k]
+        base, offset = view.rows.names.base, len(d.rows.names) - view.rows.names.base
+        for shared, own in zip((d.rows.names, d.rows.display_names, d.rows.sections,
+                                d.rows.stats), (view.rows.names, view.rows.display_names,
+                                                view.rows.sections, view.rows.stats),
+                               strict=True):
+            shared += own.own
+        for _, row, _ in rows:
+            row.meta = np.where(row.meta >= base, row.meta + offset, row.meta)
+        d.warnings += view.warnings
+        out += rows
+    return out
+
+
 def core_rows(d: Decoding) -> tuple[list[tuple[int, DerivedRow, int]], str]:
     """The framework and host offload rows XProf derives for each TPU core (TensorCore planes
     only), each op attributed to the run of its `XLA Modules` event; and a note when they
@@ -146,36 +213,51 @@ def core_rows(d: Decoding) -> tuple[list[tuple[int, DerivedRow, int]], str]:
     cores, note = _core_planes(d)
     if note is not None:
         return [], note
-    out = []
     offload = offload_metadata(d.rows)
-    for p, own in cores.items():
-        mine = d.plane_events(p)
+
+    def plane_rows(v: Decoding, p: int) -> list[tuple[int, DerivedRow, int]]:
+        mine = v.plane_events(p)
         events = np.arange(mine.start, mine.stop)
-        if not events.shape[0]:
-            continue
-        out += d.isolated(p, "Host Offload Ops rows", partial(
-            _host_offload_rows, d, p, events[offload[d.meta_rows[events]]]), [])
-        out += d.isolated(p, "Framework Name Scope, Framework Ops and Source code rows",
-                          partial(_framework_rows, d, p, own, events), [])
-    return out, ""
+        return [*v.isolated(p, "Host Offload Ops rows", partial(
+                    _host_offload_rows, v, p, events[offload[v.meta_rows[events]]]), []),
+                *v.isolated(p, "Framework Name Scope, Framework Ops and Source code rows",
+                            partial(_framework_rows, v, p, cores[p], events), [])]
+
+    planes = [p for p in cores if d.plane_events(p).stop > d.plane_events(p).start]
+    return _each_plane(d, planes, plane_rows), ""
 
 
 def _framework_rows(d: Decoding, plane: int, own: list[int],
                     events: np.ndarray) -> list[tuple[int, DerivedRow, int]]:
     start, duration = d.start, d.duration
-    events = events[np.lexsort((-duration[events], start[events]))]
+    events = _time_order(events, start, duration)
     modules = np.concatenate([np.arange(d.lines[k, 5], d.lines[k, 6]) for k in own
                               if d.line_names[k] == _XLA_MODULES] or [np.empty(0, np.int64)])
     modules = modules[np.argsort(start[modules], kind="stable")]
     module = np.full(events.shape[0], -1)
     if modules.shape[0]:
         at = np.searchsorted(start[modules], start[events], side="right") - 1
-        ends = (start + duration)[modules][np.maximum(at, 0)]
+        ends = (start[modules] + duration[modules])[np.maximum(at, 0)]
         module = np.where((at >= 0) & (start[events] <= ends), at, -1)
     is_async = d.scan.stat_ints(events, "_a")[0]
     rows = framework_rows(events, start, duration, d.meta_rows, module, is_async, d.rows,
                           d.section_of_plane[plane])
     return [(plane, row, row.line_id) for row in rows]
+
+
+def _time_order(events: np.ndarray, start: np.ndarray, duration: np.ndarray) -> np.ndarray:
+    """The events by start, the longest first at one start, then in file order: what
+    lexsort((-duration, start)) gives, by a stable sort of the starts (nearly in order already,
+    so some 30 times faster) with only the events sharing a start sorted again."""
+    at = start[events]
+    order = np.argsort(at, kind="stable")
+    at = at[order]
+    tied = np.flatnonzero(at[1:] == at[:-1])
+    if tied.shape[0]:
+        runs = np.unique(np.concatenate([tied, tied + 1]))  # positions of each tie, in runs
+        mine = order[runs]
+        order[runs] = mine[np.lexsort((mine, -duration[events[mine]], at[runs]))]
+    return events[order]
 
 
 def _host_offload_rows(d: Decoding, plane: int,
@@ -200,12 +282,9 @@ def stream_rows(d: Decoding, line_keys: list[int]) -> tuple[list[tuple[int, Deri
     planes, note = _stream_planes(d)
     if note is not None:
         return [], note
-    out = []
-    for p, streams in planes.items():
-        if streams:
-            out += d.isolated(p, "XLA Modules and XLA Ops rows", partial(
-                _plane_stream_rows, d, p, streams, line_keys), [])
-    return out, ""
+    return _each_plane(d, [p for p, streams in planes.items() if streams], lambda v, p: v.isolated(
+        p, "XLA Modules and XLA Ops rows", partial(_plane_stream_rows, v, p, planes[p],
+                                                   line_keys), [])), ""
 
 
 def _plane_stream_rows(d: Decoding, plane: int, streams: list[int],
@@ -216,7 +295,7 @@ def _plane_stream_rows(d: Decoding, plane: int, streams: list[int],
     out = []
     for k in streams:
         events = np.arange(d.lines[k, 5], d.lines[k, 6])
-        events = events[np.lexsort((-duration[events], start[events]))]
+        events = _time_order(events, start, duration)
         kernel = scan.has_stat(events, "kernel_details") | _meta_has(rows, d.meta_rows[events],
                                                                      "kernel_details")
         kernel |= scan.has_stat(events, "cuda_graph_exec_id")
@@ -317,20 +396,30 @@ def pending_rows(d: Decoding, line_keys: list[int], scan_of: Callable[[np.ndarra
 
 
 def _no_room(d: Decoding) -> str:
-    """Why the rows are not made now that they fit in no memory the kernel has ("" when they
-    fit): a warning, so the timeline opens without them instead of the kernel being killed."""
+    """Why the rows are not made now ("" when they are): they fit in no memory the kernel has,
+    or the file they read stats from changed on disk. A warning, so the timeline opens
+    without them instead of the kernel being killed."""
+    try:
+        d.scan.ensure_intact()
+    except ProfileError as exc:
+        return f"{_families(d)} were not derived: {str(exc).removeprefix(d.source + ': ')}"
     need = d.start.shape[0] * DERIVED_ROWS_PEAK_PER_EVENT
     available = shortfall(need)
     if available is None:
         return ""
-    kinds = {d.headers[p].name.startswith(GPU_PREFIX) for p in set(d.lines[:, 0].tolist())}
-    what = " and the ".join(name for gpu, name in ((False, _CORE_ROWS), (True, _STREAM_ROWS))
-                            if gpu in kinds)
-    return (f"{d.source}: the {what} were not derived: making them from "
+    return (f"{_families(d)} were not derived: making them from "
             f"{d.start.shape[0]:,} events needs about {size_text(need)} of memory, and this "
             f"kernel has {size_text(available)} "
             "available. Close profiles you are done with (xw.close) and open this one again, "
             f"or set {LIMIT_ENV}=off to make them anyway.")
+
+
+def _families(d: Decoding) -> str:
+    """`<file>: the <rows>` of the families the deriving planes would get."""
+    kinds = {d.headers[p].name.startswith(GPU_PREFIX) for p in set(d.lines[:, 0].tolist())}
+    what = " and the ".join(name for gpu, name in ((False, _CORE_ROWS), (True, _STREAM_ROWS))
+                            if gpu in kinds)
+    return f"{d.source}: the {what}"
 
 
 def _rows_refused(n_events: int, counted: str, what: str) -> str | None:
@@ -351,7 +440,7 @@ def _plane_groups(d: Decoding, mine: slice) -> np.ndarray:
     takes the one before it in the plane's time order, as XProf groups GPU events before it
     derives their rows."""
     events = np.arange(mine.start, mine.stop)
-    events = events[np.lexsort((-d.duration[events], d.start[events]))]
+    events = _time_order(events, d.start, d.duration)
     present, value = d.scan.stat_ints(events, _GROUP_ID)
     last = np.maximum.accumulate(np.where(present, np.arange(events.shape[0]), -1))
     group_of = np.full(mine.stop - mine.start, -1, np.int64)
