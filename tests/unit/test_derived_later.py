@@ -158,3 +158,20 @@ def test_dense_unique_is_numpys_unique() -> None:
             want, want_inverse = np.unique(values, return_inverse=True)
             assert np.array_equal(uniques, want) and uniques.dtype == want.dtype
             assert np.array_equal(inverse, want_inverse)
+
+
+@pytest.mark.parametrize("path", DERIVING, ids=lambda p: p.name)
+def test_planes_made_on_threads_give_one_threads_rows(path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    made = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("XPROF_WIDGETS_THREADS", threads)
+        profile = _later(path)
+        profile.derive_rows()
+        made.append(profile)
+    one, three = made
+    pd.testing.assert_frame_equal(one.tracks, three.tracks)
+    pd.testing.assert_frame_equal(one.metadata, three.metadata)
+    for name in ("start_ps", "duration_ps", "meta", "depth"):
+        assert np.array_equal(getattr(one, name), getattr(three, name)), name
+    assert one.warnings == three.warnings
