@@ -7,7 +7,8 @@ bytes.
 """
 
 cimport cython
-from libc.stdint cimport int8_t, int64_t
+from libc.math cimport log1p
+from libc.stdint cimport int8_t, int32_t, int64_t
 
 import numpy as np
 
@@ -270,3 +271,42 @@ def union_intervals(start, end):
         before[m] = total
         m += 1
     return a_out[:m].copy(), b_out[:m].copy(), before_out[:m].copy()
+
+
+def tally_op_line(const int64_t[:] start, const int64_t[:] duration,
+                  const int64_t[:] trace_duration, const int32_t[:] meta,
+                  const int32_t[:] op_of_meta, const int64_t[:] order, double[:] op_time,
+                  int64_t[:] op_count, double[:] log_sum, double[:] log_sq, double[:] span_time,
+                  unsigned char[:] parents):
+    """One `XLA Ops` line added to the op tallies (indexed by op + 1; 0: not an op): time,
+    count, the sums of ln(1 + ps) and its square, and the events' own trace spans, in event
+    order (the order np.bincount sums in, so the floats are the same); then, visiting the
+    events by `order` (by start, longest first; empty: they are in that order), XProf's
+    nesting: an event whose end is within the outermost one before it is inside it, and that
+    one's op is a parent. Returns the line's busy time: the durations of events inside none.
+    """
+    cdef Py_ssize_t n = start.shape[0], i, k, holder = 0
+    cdef int64_t o, end, reach = 0, busy = 0
+    cdef double d, lg
+    cdef bint ordered = order.shape[0] == 0
+    with nogil:
+        for i in range(n):
+            o = op_of_meta[meta[i]] + 1
+            d = <double>duration[i]
+            op_time[o] += d
+            op_count[o] += 1
+            lg = log1p(d)
+            log_sum[o] += lg
+            log_sq[o] += lg * lg
+            span_time[o] += <double>trace_duration[i]
+        for k in range(n):
+            i = k if ordered else order[k]
+            end = start[i] + duration[i]
+            if k > 0 and reach >= end:
+                parents[op_of_meta[meta[holder]] + 1] = 1
+            else:
+                busy += duration[i]
+            if k == 0 or end >= reach:
+                reach = end
+                holder = i
+    return busy

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._native.intervals import tally_op_line
 from ..errors import ProfileError
+from ..profile._wire import range_max
 from ..profile.schema import MemoryAccessBreakdown
 from ..tools import xla_advice
 from .hlo_cost import HloCosts, shape_padding
@@ -509,30 +511,39 @@ def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
                 op_cores: np.ndarray, op_logs: np.ndarray, parents: np.ndarray) -> int:
     """Adds one line's extent to its core's span and, for an `XLA Ops` line, its ops' times,
     counts, log-time moments, trace spans (the events' own durations, which the device times
-    replace when timed) and parents to the tallies (indexed by op + 1); returns its busy time. A function of
-    its own, so one line's columns are freed before the next line's are made."""
-    start, duration = _device_times(profile, track.first_event, track.end_event, timed)
+    replace when timed) and parents to the tallies (indexed by op + 1); returns its busy time.
+    One compiled pass over the line (`tally_op_line`): no column-sized temporaries but the
+    device times."""
+    first, last = int(track.first_event), int(track.end_event)
+    start, duration = _device_times(profile, first, last, timed)
     if not len(start):
         return 0
-    end = start + duration
-    span = spans.setdefault(track.section_id, [int(start.min()), int(end.max())])
-    span[0], span[1] = min(span[0], int(start.min())), max(span[1], int(end.max()))
+    whole = np.array([0, len(start)], np.int64)
+    span = spans.setdefault(track.section_id, [int(start.min()), -(1 << 63)])
+    span[0] = min(span[0], int(start.min()))
+    span[1] = max(span[1], int(range_max(start, duration, whole[:1], whole[1:])[0]))
     if track.name != "XLA Ops":
         return 0
-    op = op_of_meta[profile.meta[track.first_event:track.end_event]]
-    op += 1  # 0: not an op
-    order, contained, holds = _nesting(start, end)
-    del end
-    parents[op[order][holds]] = True
-    op_time += np.bincount(op, weights=duration, minlength=len(op_time))
-    counts = np.bincount(op, minlength=len(op_count))
+    line = np.zeros((4, len(op_time)))  # time, log sum, log square sum, trace span
+    counts = np.zeros(len(op_count), np.int64)
+    busy = tally_op_line(start, duration, profile.duration_ps[first:last],
+                         profile.meta[first:last], op_of_meta, _nesting_order(start, duration),
+                         line[0], counts, line[1], line[2], line[3], parents.view(np.uint8))
+    op_time += line[0]
     op_count += counts
     op_cores += counts > 0
-    op_logs[:2] += _log_moments(op, duration, len(op_time))
-    op_logs[2] += np.bincount(op, weights=profile.duration_ps[track.first_event:track.end_event],
-                              minlength=len(op_time))
-    ordered = duration[order]
-    return int(ordered.sum()) - int(ordered[contained].sum())
+    op_logs += line[1:]
+    return int(busy)
+
+
+def _nesting_order(start: np.ndarray, duration: np.ndarray) -> np.ndarray:
+    """The order `_nesting` visits a line's events in (by start, longest first); empty when
+    they are in it already, as op lines mostly are (then nothing is sorted or copied)."""
+    if not len(start) or (start[1:] > start[:-1]).all():
+        return np.empty(0, np.int64)
+    end = start + duration
+    later = (start[1:] > start[:-1]) | ((start[1:] == start[:-1]) & (end[1:] <= end[:-1]))
+    return np.empty(0, np.int64) if later.all() else np.lexsort((start - end, start))
 
 
 def _device_times(profile: Any, first: int, end: int, timed: bool) -> tuple[np.ndarray, ...]:

@@ -1,0 +1,54 @@
+"""The compiled pass over an `XLA Ops` line (`tally_op_line`) against its numpy statement:
+bincounts of the times, counts and log moments, and `_nesting`'s parents and busy time, on
+random lines in order, out of order, nested and with shared starts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xprof_widgets._native.intervals import tally_op_line
+
+from xprof_widgets.analysis.op_profile import _nesting, _nesting_order
+
+
+def _line(rng: np.random.Generator, n: int, shuffled: bool) -> tuple[np.ndarray, ...]:
+    start = np.sort(rng.integers(0, 40, n)).astype(np.int64) * 1000
+    duration = rng.integers(0, 5, n).astype(np.int64) * 1000
+    if shuffled:
+        order = rng.permutation(n)
+        start, duration = start[order], duration[order]
+    return start, duration
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_the_pass_equals_the_numpy_statement(shuffled: bool) -> None:
+    rng = np.random.default_rng(11 + shuffled)
+    for _ in range(300):
+        n = int(rng.integers(1, 50))
+        start, duration = _line(rng, n, shuffled)
+        trace = rng.integers(0, 9000, n).astype(np.int64)
+        op_of_meta = rng.integers(-1, 6, 12).astype(np.int32)
+        meta = rng.integers(0, 12, n).astype(np.int32)
+        op = op_of_meta[meta] + 1
+        m = 7
+        order, contained, holds = _nesting(start, start + duration)
+        parents = np.zeros(m, bool)
+        parents[op[order][holds]] = True
+        ordered = duration[order]
+        busy = int(ordered.sum()) - int(ordered[contained].sum())
+        logs = np.log1p(duration.astype(np.float64))
+
+        line = np.zeros((4, m))
+        counts = np.zeros(m, np.int64)
+        got_parents = np.zeros(m, bool)
+        got = tally_op_line(start, duration, trace, meta, op_of_meta,
+                            _nesting_order(start, duration), line[0], counts, line[1],
+                            line[2], line[3], got_parents.view(np.uint8))
+        assert got == busy
+        assert np.array_equal(got_parents, parents)
+        assert np.array_equal(counts, np.bincount(op, minlength=m))
+        assert np.array_equal(line[0], np.bincount(op, weights=duration, minlength=m))
+        assert np.allclose(line[1], np.bincount(op, weights=logs, minlength=m), rtol=1e-14)
+        assert np.allclose(line[2], np.bincount(op, weights=logs * logs, minlength=m),
+                           rtol=1e-14)
+        assert np.array_equal(line[3], np.bincount(op, weights=trace, minlength=m))
