@@ -59,8 +59,8 @@ def window_arrays(blobs: list[bytes]) -> dict[str, np.ndarray]:
 
 def test_accepts_a_path_or_an_opened_profile(profile):
     by_path = xw.TraceViewer("tests/data/tpu_v6e_inference.xplane.pb")
-    assert by_path.profile.n_events == profile.n_events
     assert TraceViewer(profile).profile is profile
+    assert by_path.profile.n_events == profile.n_events  # each viewer made the derived rows
     assert xw.TraceViewer is TraceViewer
     with pytest.raises(ProfileError):
         TraceViewer("tests/data/no_such_profile.xplane.pb")
