@@ -519,9 +519,9 @@ def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
     if not len(start):
         return 0
     whole = np.array([0, len(start)], np.int64)
-    span = spans.setdefault(track.section_id, [int(start.min()), -(1 << 63)])
-    span[0] = min(span[0], int(start.min()))
-    span[1] = max(span[1], int(range_max(start, duration, whole[:1], whole[1:])[0]))
+    lo, hi = int(start.min()), int(range_max(start, duration, whole[:1], whole[1:])[0])
+    span = spans.setdefault(track.section_id, [lo, hi])
+    span[0], span[1] = min(span[0], lo), max(span[1], hi)
     if track.name != "XLA Ops":
         return 0
     line = np.zeros((4, len(op_time)))  # time, log sum, log square sum, trace span

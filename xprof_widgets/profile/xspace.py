@@ -412,10 +412,7 @@ def _assemble(data: bytes, source: str, host: str, space: Any, headers: list,
     counters = set() if group is None else _split_counters(rows_of_tracks, lines, group,
                                                            meta_rows, display_names)
     pending = None
-    if derives:  # the rows of cores and streams read the columns with the regions in
-        decoding.scan = XSpaceDetails(data, record, plane_starts, stat_names, source,
-                                      bool(r_start.shape[0]))
-        decoding.start, decoding.duration, decoding.meta_rows = start, duration, meta_rows
+    if derives:  # the rows of cores and streams, made later from the file's own events
         pending, notes = pending_rows(decoding, line_keys, lambda records: XSpaceDetails(
             data, records, plane_starts, stat_names, source, False))
         warnings += notes
@@ -483,7 +480,7 @@ def _with_derived_rows(pending: PendingRows, trace: HostTrace, shift_ps: int) ->
     n = trace.n_events
     tracks = list(trace.tracks)
     for (plane, row, key), (lo, hi) in zip(made, bounds.tolist(), strict=True):
-        if lo < hi and d.headers[plane].name not in _SKIPPED_PLANES:
+        if lo < hi:  # rows are made on TPU cores and GPUs only, never a skipped plane
             tracks.append(Track(section=d.section_of_plane[plane], name=row.name, kind="slices",
                                 first=n + lo, end=n + hi, sort_key=(True, key, 0),
                                 line_id=row.line_id, derived=True))
