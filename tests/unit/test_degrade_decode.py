@@ -3,6 +3,7 @@ warning naming the file, the plane and what is missing; everything else decodes 
 
 from __future__ import annotations
 
+import itertools
 import re
 import struct
 from pathlib import Path
@@ -56,14 +57,15 @@ def same(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> bool:
 
 def failing(monkeypatch, name: str, planes: int | None = None) -> None:
     """Makes xspace_derived's `name` fail after doing its work (so the metadata rows it made
-    must be taken back): on every call, or on its first `planes` calls."""
+    must be taken back): on every call, or on its first `planes` calls. Planes run on worker
+    threads, so each call takes its number on entry (next() on a count is atomic)."""
     original = getattr(xspace_derived, name)
-    calls: list[int] = []
+    calls = itertools.count(1)
 
     def fail(*args, **kwargs):
-        calls.append(1)
+        call = next(calls)
         made = original(*args, **kwargs)
-        if planes is None or len(calls) <= planes:
+        if planes is None or call <= planes:
             raise Injected(f"{name} broke")
         return made
 
