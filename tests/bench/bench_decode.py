@@ -5,10 +5,11 @@
 Prints one Markdown table: per size and thread count (XPROF_WIDGETS_THREADS), seconds to
 `open_profile` and then to its track table with the derived rows made (what the tools need, then
 what the timeline needs; events/s of the latter; fresh process, compiled scanners already
-cached on disk), the user and system CPU seconds and minor page faults of that call alone (the
-system time is mostly the kernel handing out fresh pages), faults per 1,000 events, peak RSS,
-bytes per event the Profile keeps (a mapped file is the page cache's, not counted), the
-speedup over one thread, the seconds from `import xprof_widgets` to the Trace Viewer's first
+cached on disk), the seconds of the decode alone (`decode_xspace` on the mapped file, another
+fresh process) and its speedup over the median one-thread decode of that size, the user and
+system CPU seconds and minor page faults of the open alone (the system time is mostly the
+kernel handing out fresh pages), faults per 1,000 events, peak RSS, bytes per event the Profile
+keeps (a mapped file is the page cache's, not counted), the seconds from `import xprof_widgets` to the Trace Viewer's first
 window (open, index, answer; a fresh process), the peak RSS with the Trace Viewer and all four
 tools open and answered (bench_cold's sequence; last thread count only), and XProf's first
 `trace_viewer@` call on the same file (measured when xprof is installed, else the figures in
@@ -19,6 +20,7 @@ with the bytes numpy and Python allocated at the decode's peak and kept after it
 from __future__ import annotations
 
 import argparse
+import statistics
 
 from bench_cold import ALL_TOOLS, ASK
 from common import measure, synthetic_file, table, xprof_python, xprof_trace_viewer
@@ -59,7 +61,7 @@ DECODE = """
 
 STAGES = """
     import os
-    os.environ["XPROF_WIDGETS_THREADS"] = "1"
+    os.environ["XPROF_WIDGETS_THREADS"] = {threads!r}
     import tracemalloc
     from xprof_widgets.profile.mapped import map_file
     from xprof_widgets.profile.model import Profile
@@ -77,12 +79,14 @@ STAGES = """
     trace, decode = stage(lambda: decode_xspace(data, {path!r}, "host"))
     _, build = stage(lambda: Profile([trace], source={path!r}))
     del trace, _
-    tracemalloc.start()  # a second decode, traced: tracemalloc would slow the timed one
-    trace = decode_xspace(map_file({path!r}), {path!r}, "host")
-    kept, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    result = {{"map": read, "decode": decode, "profile": build, "events": trace.n_events,
-               "decode_peak_mb": peak / 1e6, "decode_kept_mb": kept / 1e6}}
+    result = {{"map": read, "decode": decode, "profile": build}}
+    if {traced!r}:  # a second decode, traced: tracemalloc would slow the timed one
+        tracemalloc.start()
+        trace = decode_xspace(map_file({path!r}), {path!r}, "host")
+        kept, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        result.update(events=trace.n_events, decode_peak_mb=peak / 1e6,
+                      decode_kept_mb=kept / 1e6)
 """
 
 
@@ -107,24 +111,28 @@ def main() -> None:
         path = synthetic_file(label)
         x_s, x_mb, source = xprof_trace_viewer(label, path, xprof)
         _into_page_cache(path)  # every row reads the file from memory, as XProf's figures do
-        one = None
+        mine = []
         for threads in args.threads:
             ours = measure(DECODE.format(path=str(path), threads=str(threads)))
+            decode = measure(STAGES.format(path=str(path), threads=str(threads),
+                                           traced=False))["decode"][0]
             first = measure(FIRST_WINDOW.format(path=str(path), threads=str(threads),
                                                 ask=ASK))
             tools = measure(THREADS.format(threads=str(threads)) + ALL_TOOLS.format(
                 ask=ASK, path=str(path), pattern="fusion")) \
                 if threads == args.threads[-1] else {"peak_rss_mb": ""}
-            one = one or ours
-            rows.append([label, threads, ours["events"], path.stat().st_size / 2**20,
-                         ours["opened"], ours["seconds"], ours["user"], ours["sys"], ours["faults"],
-                         ours["faults"] / ours["events"] * 1000,
+            mine.append([label, threads, ours["events"], path.stat().st_size / 2**20,
+                         ours["opened"], ours["seconds"], decode, ours["user"], ours["sys"],
+                         ours["faults"], ours["faults"] / ours["events"] * 1000,
                          ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
-                         ours["kept_bytes"] / ours["events"], one["seconds"] / ours["seconds"],
-                         first["first_s"], tools["peak_rss_mb"],
-                         x_s, x_mb, source, x_s / ours["seconds"],
+                         ours["kept_bytes"] / ours["events"], first["first_s"],
+                         tools["peak_rss_mb"], x_s, x_mb, source, x_s / ours["seconds"],
                          x_mb / ours["peak_rss_mb"]])
-        split = measure(STAGES.format(path=str(path)))
+        one = [row[6] for row in mine if row[1] == 1]
+        for row in mine:  # the decode's speedup over the median one-thread decode of this size
+            row.insert(7, statistics.median(one) / row[6] if one else "")
+        rows += mine
+        split = measure(STAGES.format(path=str(path), threads="1", traced=True))
         for name in ("map", "decode", "profile"):
             wall, user, system, faults = split[name]
             stages.append([label, name, wall, user, system, faults,
@@ -132,9 +140,9 @@ def main() -> None:
                            split["decode_peak_mb"] if name == "decode" else "",
                            split["decode_kept_mb"] if name == "decode" else ""])
     print(table(["N", "threads", "events", "file MiB", "open_profile s", "with tracks s",
-                 "user s", "sys s",
+                 "decode s", "decode vs 1 thread", "user s", "sys s",
                  "minor faults", "faults/1k events", "M events/s", "peak RSS MB",
-                 "kept B/event", "vs 1 thread", "first window s", "all tools peak RSS MB",
+                 "kept B/event", "first window s", "all tools peak RSS MB",
                  "XProf s", "XProf RSS MB", "XProf figures",
                  "speedup", "RSS ratio"], rows))
     print()

@@ -8,7 +8,9 @@ this one, or the one named by `--xprof-python` / $XPROF_PYTHON.
 from __future__ import annotations
 
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -67,10 +69,21 @@ def xprof_trace_viewer(label: str, path: Path, xprof: str | None) -> tuple[float
     """XProf's first trace_viewer@ call on `path`: (seconds, peak RSS MB, "measured"), or the
     figures FACTS.md records for this size when no interpreter has xprof."""
     if xprof:
-        theirs = xprof_tool(xprof, path, "trace_viewer@", XPROF_UI_PARAMS)
+        try:
+            theirs = xprof_tool(xprof, path, "trace_viewer@", XPROF_UI_PARAMS)
+        except subprocess.CalledProcessError as e:  # on a 5e7 file XProf outgrows 24 GiB
+            return math.nan, math.nan, f"XProf died: {_death(e.returncode)}"
         return theirs["seconds"], theirs["peak_rss_mb"], "measured"
     published = XPROF_PUBLISHED[label]
     return published["trace_viewer@ s"], published["trace_viewer@ MB"], "published"
+
+
+def _death(returncode: int) -> str:
+    """How a child process ended, in words: a kill by signal (the OOM killer's is SIGKILL)."""
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        return f"{name} (the out-of-memory killer)" if name == "SIGKILL" else name
+    return f"exit status {returncode}"
 
 
 def xprof_tool(python: str, path: Path, tool: str, params: dict | None = None) -> dict:
@@ -100,6 +113,8 @@ def table(headers: list[str], rows: list[list]) -> str:
 
 
 def _fmt(value: object) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "—"
     if isinstance(value, float):
         return f"{value:,.3g}" if value < 100 else f"{value:,.0f}"
     if isinstance(value, int):
