@@ -1,14 +1,19 @@
 """The compiled pass over an `XLA Ops` line (`tally_op_line`) against its numpy statement:
 bincounts of the times, counts and log moments, and `_nesting`'s parents and busy time, on
-random lines in order, out of order, nested and with shared starts."""
+random lines in order, out of order, nested and with shared starts; and the lines tallied on
+worker threads against one thread."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 from xprof_widgets._native.intervals import tally_op_line
 
-from xprof_widgets.analysis.op_profile import _nesting, _nesting_order
+import xprof_widgets as xw
+from xprof_widgets.analysis.op_profile import _collect_tpu, _nesting, _nesting_order
 
 
 def _line(rng: np.random.Generator, n: int, shuffled: bool) -> tuple[np.ndarray, ...]:
@@ -52,3 +57,24 @@ def test_the_pass_equals_the_numpy_statement(shuffled: bool) -> None:
         assert np.allclose(line[2], np.bincount(op, weights=logs * logs, minlength=m),
                            rtol=1e-14)
         assert np.array_equal(line[3], np.bincount(op, weights=trace, minlength=m))
+
+
+TPU_FIXTURES = ["tpu_v6e_inference.xplane.pb", "synthetic_tpu.xplane.pb"]
+
+
+@pytest.mark.parametrize("fixture", TPU_FIXTURES)
+def test_lines_on_threads_tally_what_one_thread_tallies(fixture: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lines run on worker threads and their tallies are added in line order, so the
+    floats are those of one thread, bit for bit."""
+    profile = xw.open_profile(Path(__file__).parents[1] / "data" / fixture)
+    made = []
+    for threads in (1, 2, 3):
+        monkeypatch.setenv("XPROF_WIDGETS_THREADS", str(threads))
+        made.append(_collect_tpu(profile))
+    one = made[0]
+    assert len(one.ops) > 10 and one.busy_time_ps > 0
+    for other in made[1:]:
+        pd.testing.assert_frame_equal(other.ops, one.ops, check_exact=True)
+        assert (other.busy_time_ps, other.total_time_ps, other.notes, other.parents) == (
+            one.busy_time_ps, one.total_time_ps, one.notes, one.parents)

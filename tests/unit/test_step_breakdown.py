@@ -6,16 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from xspace_builder import build_xspace
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.input_events import DEFAULT_INPUT_PATTERN
 from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
 from xprof_widgets.analysis.step_breakdown import (
     CATEGORIES,
     COLUMNS,
     NAMES,
     XPROF_PARTS,
+    _part,
     step_breakdown,
     xprof_parts,
 )
@@ -98,3 +101,16 @@ def test_fixtures_add_up(name):
     rows = step_breakdown(xw.open_profile(DATA / name))
     assert len(rows) and (rows[list(COLUMNS)] >= 0).all().all()
     assert np.allclose(rows[list(COLUMNS)].sum(axis=1), rows["duration_us"])
+
+
+@pytest.mark.parametrize("name", ["synthetic_tpu.xplane.pb", "synthetic_gpu.xplane.pb",
+                                  "tf_keras_cpu_fast.xplane.pb"])
+def test_units_on_threads_break_down_as_on_one(name, monkeypatch):
+    """Each unit's sweep runs on a worker thread; the rows come back in unit order."""
+    profile = xw.open_profile(DATA / name)
+    made = []
+    for threads in (1, 3):
+        monkeypatch.setenv("XPROF_WIDGETS_THREADS", str(threads))
+        made.append(_part(profile, DEFAULT_INPUT_PATTERN).rows)
+    assert made[0]["device"].nunique() > (1 if "tpu" in name else 0)
+    pd.testing.assert_frame_equal(made[1], made[0], check_exact=True)

@@ -36,6 +36,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from .._native.intervals import tally_op_line
 from ..errors import ProfileError
 from ..profile._wire import range_max
 from ..profile.schema import MemoryAccessBreakdown
+from ..profile.threads import each_balanced
 from ..tools import xla_advice
 from .hlo_cost import HloCosts, shape_padding
 from .hosts import host_parts
@@ -468,9 +470,22 @@ def _collect_tpu(profile: Any) -> _Collected | None:
     parents = np.zeros(n_ops + 1, bool)
     busy = 0
     spans: dict[int, list[int]] = {}
-    for track in (*op_tracks.itertuples(), *step_tracks.itertuples()):
-        busy += _tally_line(profile, track, timed, op_of_meta, spans, op_time, op_count,
-                            op_cores, op_logs, parents)
+    lines = [*op_tracks.itertuples(), *step_tracks.itertuples()]
+    # Lines on worker threads, their tallies added in line order: the sums one thread makes.
+    for line in each_balanced(partial(_tally_line, profile, timed, op_of_meta, n_ops + 1), lines,
+                              [t.end_event - t.first_event for t in lines]):
+        if line is None:
+            continue
+        span = spans.setdefault(line.section_id, [line.lo, line.hi])
+        span[0], span[1] = min(span[0], line.lo), max(span[1], line.hi)
+        if line.times is None:
+            continue
+        busy += line.busy
+        op_time += line.times[0]
+        op_count += line.counts
+        op_cores += line.counts > 0
+        op_logs += line.times[1:]
+        parents |= line.parents
     total = sum(last - first for first, last in spans.values())
     ops["time_ps"] = op_time[1:]
     ops["occurrences"] = op_count[1:]
@@ -506,34 +521,44 @@ def _collect_tpu(profile: Any) -> _Collected | None:
                       read=read, hlo=_LazyCosts(profile), notes=notes, parents=parent_keys)
 
 
-def _tally_line(profile: Any, track: Any, timed: bool, op_of_meta: np.ndarray,
-                spans: dict[int, list[int]], op_time: np.ndarray, op_count: np.ndarray,
-                op_cores: np.ndarray, op_logs: np.ndarray, parents: np.ndarray) -> int:
-    """Adds one line's extent to its core's span and, for an `XLA Ops` line, its ops' times,
-    counts, log-time moments, trace spans (the events' own durations, which the device times
-    replace when timed) and parents to the tallies (indexed by op + 1); returns its busy time.
-    One compiled pass over the line (`tally_op_line`): no column-sized temporaries but the
-    device times."""
+@dataclass
+class _LineTally:
+    """One line's extent on its core's clock and, for an `XLA Ops` line, its ops' tallies
+    (indexed by op + 1): time, log-time moments and trace span (`times`), counts, which ops
+    hold others (`parents`) and its busy time."""
+
+    section_id: int
+    lo: int
+    hi: int
+    times: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    parents: np.ndarray | None = None
+    busy: int = 0
+
+
+def _tally_line(profile: Any, timed: bool, op_of_meta: np.ndarray, n: int,
+                track: Any) -> _LineTally | None:
+    """One line's tally (None when empty; `n` ops + 1): its extent and, for an `XLA Ops` line,
+    its ops' times, counts, log-time moments, trace spans (the events' own durations, which
+    the device times replace when timed) and parents. One compiled pass over the line
+    (`tally_op_line`, without the GIL): no column-sized temporaries but the device times."""
     first, last = int(track.first_event), int(track.end_event)
     start, duration = _device_times(profile, first, last, timed)
     if not len(start):
-        return 0
+        return None
     whole = np.array([0, len(start)], np.int64)
     lo, hi = int(start.min()), int(range_max(start, duration, whole[:1], whole[1:])[0])
-    span = spans.setdefault(track.section_id, [lo, hi])
-    span[0], span[1] = min(span[0], lo), max(span[1], hi)
+    tally = _LineTally(int(track.section_id), lo, hi)
     if track.name != "XLA Ops":
-        return 0
-    line = np.zeros((4, len(op_time)))  # time, log sum, log square sum, trace span
-    counts = np.zeros(len(op_count), np.int64)
-    busy = tally_op_line(start, duration, profile.duration_ps[first:last],
-                         profile.meta[first:last], op_of_meta, _nesting_order(start, duration),
-                         line[0], counts, line[1], line[2], line[3], parents.view(np.uint8))
-    op_time += line[0]
-    op_count += counts
-    op_cores += counts > 0
-    op_logs += line[1:]
-    return int(busy)
+        return tally
+    tally.times = np.zeros((4, n))  # time, log sum, log square sum, trace span
+    tally.counts = np.zeros(n, np.int64)
+    tally.parents = np.zeros(n, bool)
+    tally.busy = int(tally_op_line(
+        start, duration, profile.duration_ps[first:last], profile.meta[first:last], op_of_meta,
+        _nesting_order(start, duration), tally.times[0], tally.counts, tally.times[1],
+        tally.times[2], tally.times[3], tally.parents.view(np.uint8)))
+    return tally
 
 
 def _nesting_order(start: np.ndarray, duration: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ import pandas as pd
 from .._native.intervals import covered_before
 from ..profile.model import PS_PER_US, Profile
 from ..profile.ordering import is_derived_line
+from ..profile.threads import each_balanced
 from .hosts import host_parts
 from .input_events import DEFAULT_INPUT_PATTERN, HostEvents, host_input_events
 from .step_intersection import common_steps
@@ -183,30 +184,45 @@ def _part(profile: Profile, input_pattern: str) -> BreakdownPart:
     host = host_input_events(profile, steps, input_pattern)
     op_levels = device_levels(profile)
     shared = _host_runs(profile, steps)
-    blocks = []
-    for unit, unit_markers in _assign_units(markers, _units(profile)).items():
-        start = unit_markers["period_start_ps"].to_numpy(np.int64)
-        marked = unit_markers["start_ps"].to_numpy(np.int64)
-        end = unit_markers["end_ps"].to_numpy(np.int64)
-        runs = _unit_runs(profile, unit, op_levels, steps, host) + shared
-        # Time covered by each category and those before it, up to each period's start, each
-        # marker's start and each step's end: one sweep answers all three.
-        at_start, at_marked, at_end = np.split(
-            covered_before(runs, len(COLUMNS) - 1, np.concatenate([start, marked, end])), 3,
-            axis=1)
-        block = unit_markers[["step", "name"]].copy()
-        block["device"] = unit
-        block["start_ps"] = start
-        block["duration_ps"] = end - start
-        block["before_step_ps"] = marked - start
-        for prefix, covered, total in (("", at_end - at_start, end - start),
-                                       ("before_", at_marked - at_start, marked - start)):
-            claimed = np.diff(covered, axis=0, prepend=0)
-            for k, column in enumerate(COLUMNS[:-1]):
-                block[prefix + column] = claimed[k]
-            block[prefix + "other_us"] = total - covered[-1]
-        blocks.append(block)
+    units = list(_assign_units(markers, _units(profile)).items())
+    # The units' sweeps on worker threads (the sweep runs without the GIL), in unit order.
+    blocks = each_balanced(
+        lambda item: _unit_block(profile, *item, op_levels, steps, host, shared), units,
+        [_unit_events(profile, unit) for unit, _ in units])
     return BreakdownPart(steps, pd.concat(blocks, ignore_index=True))
+
+
+def _unit_block(profile: Profile, unit: str, unit_markers: pd.DataFrame, op_levels: np.ndarray,
+                steps: Steps, host: HostEvents, shared: list[EventRun]) -> pd.DataFrame:
+    """One unit's rows of the breakdown, a row per step."""
+    start = unit_markers["period_start_ps"].to_numpy(np.int64)
+    marked = unit_markers["start_ps"].to_numpy(np.int64)
+    end = unit_markers["end_ps"].to_numpy(np.int64)
+    runs = _unit_runs(profile, unit, op_levels, steps, host) + shared
+    # Time covered by each category and those before it, up to each period's start, each
+    # marker's start and each step's end: one sweep answers all three.
+    at_start, at_marked, at_end = np.split(
+        covered_before(runs, len(COLUMNS) - 1, np.concatenate([start, marked, end])), 3,
+        axis=1)
+    block = unit_markers[["step", "name"]].copy()
+    block["device"] = unit
+    block["start_ps"] = start
+    block["duration_ps"] = end - start
+    block["before_step_ps"] = marked - start
+    for prefix, covered, total in (("", at_end - at_start, end - start),
+                                   ("before_", at_marked - at_start, marked - start)):
+        claimed = np.diff(covered, axis=0, prepend=0)
+        for k, column in enumerate(COLUMNS[:-1]):
+            block[prefix + column] = claimed[k]
+        block[prefix + "other_us"] = total - covered[-1]
+    return block
+
+
+def _unit_events(profile: Profile, unit: str) -> int:
+    """The events of a unit's op lines: what its sweep reads, so the threads' share."""
+    tracks = profile.built_tracks.loc[_op_tracks(profile, unit)] if unit in \
+        device_sections(profile) else profile.built_tracks.iloc[:0]
+    return int(tracks["n_events"].sum())
 
 
 _PART_COLUMNS = ["step", "name", "device", "start_ps", "duration_ps", "before_step_ps",

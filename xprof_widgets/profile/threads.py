@@ -81,3 +81,15 @@ def run_parts(work: Callable[[T], R], parts: Sequence[T]) -> list[R]:
         later = [pool.submit(work, part) for part in parts[1:]]
         first = work(parts[0])
         return [first] + [future.result() for future in later]
+
+
+def each_balanced(work: Callable[[T], R], items: Sequence[T], weights: Sequence[int]) -> list[R]:
+    """work(item) for every item, the items in `balanced` groups by weight (a thread per group,
+    as many as `decode_threads`); results in the order of `items`, whichever thread made them."""
+    groups = balanced(weights, decode_threads())
+    out: list = [None] * len(items)
+    for group, made in zip(groups, run_parts(lambda g: [work(items[k]) for k in g], groups),
+                           strict=True):
+        for k, result in zip(group, made, strict=True):
+            out[k] = result
+    return out

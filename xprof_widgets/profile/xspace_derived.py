@@ -34,7 +34,7 @@ from .derived import (
 )
 from .memory_guard import DERIVED_ROWS_PEAK_PER_EVENT, LIMIT_ENV, shortfall, size_text
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
-from .threads import balanced, decode_threads, run_parts
+from .threads import each_balanced
 
 if TYPE_CHECKING:
     from .xspace import XSpaceDetails
@@ -177,22 +177,15 @@ def _each_plane(d: Decoding, planes: list[int],
     each view reads the metadata rows made so far and numbers the ones it makes as if they
     came next, and has its own warnings. The views' rows and warnings join `d` in plane order,
     their slices renumbered, so the result is what one thread gives."""
-    def run(group: list[int]) -> list[tuple[Decoding, list]]:
-        done = []
-        for k in group:
-            rows = d.rows
-            view = replace(d, rows=MetadataRows(*(_Stacked(c) for c in (
-                rows.names, rows.display_names, rows.sections, rows.stats))), warnings=[])
-            done.append((view, build(view, planes[k])))
-        return done
+    def run(plane: int) -> tuple[Decoding, list]:
+        rows = d.rows
+        view = replace(d, rows=MetadataRows(*(_Stacked(c) for c in (
+            rows.names, rows.display_names, rows.sections, rows.stats))), warnings=[])
+        return view, build(view, plane)
 
-    sizes = [d.plane_events(p).stop - d.plane_events(p).start for p in planes]
-    groups = [g for g in balanced(sizes, decode_threads()) if g]
-    made = dict(zip((k for g in groups for k in g),
-                    (item for part in run_parts(run, groups) for item in part), strict=True))
     out = []
-    for k in range(len(planes)):
-        view, rows = made[k]
+    for view, rows in each_balanced(run, planes, [d.plane_events(p).stop - d.plane_events(p).start
+                                                  for p in planes]):
         base, offset = view.rows.names.base, len(d.rows.names) - view.rows.names.base
         for shared, own in zip((d.rows.names, d.rows.display_names, d.rows.sections,
                                 d.rows.stats), (view.rows.names, view.rows.display_names,
