@@ -27,12 +27,13 @@ def brute_force(profile, pattern: str, regex: bool = False, case: bool = False) 
     matches, by (start, event)."""
     flags = 0 if case else re.IGNORECASE
     rx = re.compile(pattern if regex else re.escape(pattern), flags)
+    tracks = profile.tracks  # first: it makes the derived rows, which add events and metadata
     full = profile.metadata["name"].tolist()
     short = profile.metadata["display_name"].tolist()
     stats = text_stats(profile)
     meta = profile.meta.tolist()
     hits = []
-    for track in profile.tracks.itertuples():
+    for track in tracks.itertuples():
         for e in range(track.first_event, track.end_event):
             m = meta[e]
             if rx.search(full[m]) or rx.search(short[m]) or any(rx.search(v) for v in stats[m]):
@@ -100,6 +101,7 @@ def kinds_by_brute_force(profile, pattern: str) -> dict[str, list[int]]:
     """Events whose shown name contains the pattern, those whose full name only does, and
     those a text stat of their metadata only does."""
     rx = re.compile(re.escape(pattern), re.IGNORECASE)
+    profile.derive_rows()  # first: search counts the derived rows' events too
     full = profile.metadata["name"].tolist()
     short = profile.metadata["display_name"].tolist()
     stats = text_stats(profile)

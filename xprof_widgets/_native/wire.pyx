@@ -692,6 +692,24 @@ def range_max(const range_t[::1] values, const int64_t[::1] second, const int64_
     return out
 
 
+def count_rows(const int32_t[::1] meta, int64_t[::1] counts):
+    """counts[m] += how many of the events name metadata row m: np.bincount without its int64
+    copy of the column, and without the GIL, so lines count on worker threads. A row outside
+    counts is an error."""
+    cdef int64_t n = meta.shape[0], rows = counts.shape[0], i, bad = -1
+    cdef int32_t r
+    with nogil:
+        for i in range(n):
+            r = meta[i]
+            if r < 0 or r >= rows:
+                bad = i
+                break
+            counts[r] += 1
+    if bad >= 0:
+        raise ValueError(f"count_rows: event {bad} names metadata row {meta[bad]}, outside the "
+                         f"{rows} rows")
+
+
 def metadata_ids(const uint8_t[::1] buf, const int64_t[:, ::1] spans):
     """The keys of the event_metadata map entries (XPlane field 4) among a plane's header
     fields (scan_layout's header_spans rows of one plane), in file order, repeats kept; None

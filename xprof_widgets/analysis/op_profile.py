@@ -44,7 +44,7 @@ import pandas as pd
 
 from .._native.intervals import tally_op_line
 from ..errors import ProfileError
-from ..profile._wire import range_max
+from ..profile._wire import count_rows, range_max
 from ..profile.schema import MemoryAccessBreakdown
 from ..profile.threads import each_balanced
 from ..tools import xla_advice
@@ -443,6 +443,19 @@ def _nesting_by_line(start: np.ndarray, end: np.ndarray,
             np.concatenate([h for _, _, h in parts]))
 
 
+def _rows_named(profile: Any, tracks: pd.DataFrame) -> np.ndarray:
+    """How many of the tracks' events name each metadata row, the tracks counted on worker
+    threads."""
+    def count(track: Any) -> np.ndarray:
+        counts = np.zeros(len(profile.display_names), np.int64)
+        count_rows(profile.meta[track.first_event:track.end_event], counts)
+        return counts
+
+    rows = list(tracks.itertuples())
+    return sum(each_balanced(count, rows, [t.n_events for t in rows]),
+               np.zeros(len(profile.display_names), np.int64))
+
+
 def _has_stat(profile: Any, tracks: pd.DataFrame, name: str, probes: int = 8) -> bool:
     """Whether the tracks' events carry a stat, judged from the first few events of each."""
     for first, end in zip(tracks["first_event"], tracks["end_event"], strict=True):
@@ -458,10 +471,7 @@ def _collect_tpu(profile: Any) -> _Collected | None:
         return None
     step_tracks = _tracks_where(profile, _TPU_CORE, ["Steps"])
     timed = _has_stat(profile, op_tracks, "device_duration_ps")
-    meta_counts = np.zeros(len(profile.display_names), np.int64)
-    for first, end in zip(op_tracks["first_event"], op_tracks["end_event"], strict=True):
-        meta_counts += np.bincount(profile.meta[first:end], minlength=len(meta_counts))
-    op_of_meta, ops = _tpu_ops(profile, np.flatnonzero(meta_counts))
+    op_of_meta, ops = _tpu_ops(profile, np.flatnonzero(_rows_named(profile, op_tracks)))
     n_ops = len(ops)
     op_time = np.zeros(n_ops + 1)
     op_count = np.zeros(n_ops + 1, np.int64)

@@ -16,6 +16,7 @@ from .._native.wire import (
     OK,
     _len_field,
     _varint,
+    count_rows,
     fill_events,
     line_depths,
     metadata_ids,
@@ -28,5 +29,5 @@ from .._native.wire import (
 )
 
 __all__ = ["ERR_TRUNCATED", "ERR_VARINT", "ERR_WIRETYPE", "OK", "_len_field", "_varint",
-           "fill_events", "line_depths", "metadata_ids", "order_and_depth", "order_lines",
+           "count_rows", "fill_events", "line_depths", "metadata_ids", "order_and_depth", "order_lines",
            "range_max", "scan_lines", "scan_planes", "scan_stat"]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
-from ._wire import range_max
+from ._wire import count_rows, range_max
 from .cache import PROFILES
 from .clock import start_time_ns, wall_offset_ns
 from .release import release_memory
@@ -27,7 +27,6 @@ PS_PER_US = 1_000_000
 _EVENT_PROPERTIES = ("metadata", "display_names", "events_per_meta_row", "derived",
                      "duration_us", "_track_by_first")
 """What derive_rows makes again: the cached properties that read the events or metadata."""
-_COUNT_BLOCK = 1 << 22  # events per bincount in events_per_meta_row
 T = TypeVar("T")
 
 
@@ -223,11 +222,10 @@ class Profile:
 
     @cached_property
     def events_per_meta_row(self) -> np.ndarray:
-        """How many events each metadata row names, counted a block at a time: one bincount
-        of all events would make an int64 copy of `meta` (400 MB at 5e7 events)."""
+        """How many events each metadata row names, in one compiled pass (np.bincount would
+        make an int64 copy of `meta`: 400 MB at 5e7 events)."""
         counts = np.zeros(len(self.metadata), np.int64)
-        for lo in range(0, self.n_events, _COUNT_BLOCK):
-            counts += np.bincount(self.meta[lo:lo + _COUNT_BLOCK], minlength=counts.shape[0])
+        count_rows(np.ascontiguousarray(self.meta), counts)
         return counts
 
     @cached_property
