@@ -4,17 +4,17 @@
 
 Prints one Markdown table: per size and thread count (XPROF_WIDGETS_THREADS), seconds to
 `open_profile` and then to its track table with the derived rows made (what the tools need, then
-what the timeline needs; events/s of the latter; fresh process, compiled scanners already
-cached on disk), the seconds of the decode alone (`decode_xspace` on the mapped file, another
-fresh process) and its speedup over the median one-thread decode of that size, the user and
-system CPU seconds and minor page faults of the open alone (the system time is mostly the
-kernel handing out fresh pages), faults per 1,000 events, peak RSS, bytes per event the Profile
-keeps (a mapped file is the page cache's, not counted), the seconds from `import xprof_widgets` to the Trace Viewer's first
-window (open, index, answer; a fresh process), the peak RSS with the Trace Viewer and all four
-tools open and answered (bench_cold's sequence; last thread count only), and XProf's first
-`trace_viewer@` call on the same file (measured when xprof is installed, else the figures in
-FACTS.md, marked "published"). A second table splits one decode (on one thread) into its stages,
-with the bytes numpy and Python allocated at the decode's peak and kept after it (tracemalloc).
+what the timeline needs; events/s of the latter; fresh process, compiled scanners already cached on
+disk), the seconds of the decode alone (`decode_xspace` on the mapped file, another fresh process)
+and its speedup over the median one-thread decode of that size, the user and system CPU seconds and
+minor page faults of the open alone (the system time is mostly the kernel handing out fresh pages),
+faults per 1,000 events, peak RSS, bytes per event the Profile keeps (a mapped file is the page
+cache's, not counted), the seconds from `import xprof_widgets` to the Trace Viewer's first window
+(open, index, answer; a fresh process), the seconds to and peak RSS with the Trace Viewer and all
+four tools open and answered (bench_cold's sequence), and XProf's first `trace_viewer@` call on the
+same file (measured when xprof is installed, else the figures in FACTS.md, marked "published"). A
+second table splits one decode (on one thread) into its stages, with the bytes numpy and Python
+allocated at the decode's peak and kept after it (tracemalloc).
 """
 
 from __future__ import annotations
@@ -119,13 +119,12 @@ def main() -> None:
             first = measure(FIRST_WINDOW.format(path=str(path), threads=str(threads),
                                                 ask=ASK))
             tools = measure(THREADS.format(threads=str(threads)) + ALL_TOOLS.format(
-                ask=ASK, path=str(path), pattern="fusion")) \
-                if threads == args.threads[-1] else {"peak_rss_mb": ""}
+                ask=ASK, path=str(path), pattern="fusion"))
             mine.append([label, threads, ours["events"], path.stat().st_size / 2**20,
                          ours["opened"], ours["seconds"], decode, ours["user"], ours["sys"],
                          ours["faults"], ours["faults"] / ours["events"] * 1000,
                          ours["events"] / ours["seconds"] / 1e6, ours["peak_rss_mb"],
-                         ours["kept_bytes"] / ours["events"], first["first_s"],
+                         ours["kept_bytes"] / ours["events"], first["first_s"], tools["s"],
                          tools["peak_rss_mb"], x_s, x_mb, source, x_s / ours["seconds"],
                          x_mb / ours["peak_rss_mb"]])
         one = [row[6] for row in mine if row[1] == 1]
@@ -142,7 +141,7 @@ def main() -> None:
     print(table(["N", "threads", "events", "file MiB", "open_profile s", "with tracks s",
                  "decode s", "decode vs 1 thread", "user s", "sys s",
                  "minor faults", "faults/1k events", "M events/s", "peak RSS MB",
-                 "kept B/event", "first window s", "all tools peak RSS MB",
+                 "kept B/event", "first window s", "all tools s", "all tools peak RSS MB",
                  "XProf s", "XProf RSS MB", "XProf figures",
                  "speedup", "RSS ratio"], rows))
     print()
