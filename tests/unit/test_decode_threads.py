@@ -3,6 +3,7 @@ follows the process's affinity, its cgroup quota and XPROF_WIDGETS_THREADS."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +167,21 @@ def test_the_first_error_in_the_file_wins_over_a_later_one_the_plane_walk_finds(
     for n_threads, chunk in ((1, 1 << 16), (2, 100), (4, 7)):
         with pytest.raises(xspace.ProfileError, match=f"at byte {record} of {len(data) + 1}"):
             _decoded(path, monkeypatch, n_threads, chunk)
+
+
+def test_each_balanced_keeps_order_and_small_work_on_this_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XPROF_WIDGETS_THREADS", "3")
+    seen: list[int] = []
+
+    def work(item: int) -> int:
+        seen.append(threading.get_ident())
+        return item * 10
+
+    weights = [5, 1, 9, 2, 7]
+    assert threads.each_balanced(work, [0, 1, 2, 3, 4], weights) == [0, 10, 20, 30, 40]
+    assert set(seen) == {threading.get_ident()}, "under THREADED_FROM events: one thread"
+    seen.clear()
+    monkeypatch.setattr(threads, "THREADED_FROM", 0)
+    assert threads.each_balanced(work, [0, 1, 2, 3, 4], weights) == [0, 10, 20, 30, 40]
+    assert len(set(seen)) > 1  # a pool worker may take two groups, as fast as they are

@@ -163,6 +163,7 @@ def test_dense_unique_is_numpys_unique() -> None:
 @pytest.mark.parametrize("path", DERIVING, ids=lambda p: p.name)
 def test_planes_made_on_threads_give_one_threads_rows(path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("xprof_widgets.profile.threads.THREADED_FROM", 0)  # small files too
     made = []
     for threads in ("1", "3"):
         monkeypatch.setenv("XPROF_WIDGETS_THREADS", threads)

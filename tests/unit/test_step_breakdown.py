@@ -108,6 +108,7 @@ def test_fixtures_add_up(name):
 def test_units_on_threads_break_down_as_on_one(name, monkeypatch):
     """Each unit's sweep runs on a worker thread; the rows come back in unit order."""
     profile = xw.open_profile(DATA / name)
+    monkeypatch.setattr("xprof_widgets.profile.threads.THREADED_FROM", 0)  # small files too
     made = []
     for threads in (1, 3):
         monkeypatch.setenv("XPROF_WIDGETS_THREADS", str(threads))
