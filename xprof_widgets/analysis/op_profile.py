@@ -446,14 +446,15 @@ def _nesting_by_line(start: np.ndarray, end: np.ndarray,
 def _rows_named(profile: Any, tracks: pd.DataFrame) -> np.ndarray:
     """How many of the tracks' events name each metadata row, the tracks counted on worker
     threads."""
+    n_rows = len(profile.display_names)
+
     def count(track: Any) -> np.ndarray:
-        counts = np.zeros(len(profile.display_names), np.int64)
+        counts = np.zeros(n_rows, np.int64)
         count_rows(profile.meta[track.first_event:track.end_event], counts)
         return counts
 
     rows = list(tracks.itertuples())
-    return sum(each_balanced(count, rows, [t.n_events for t in rows]),
-               np.zeros(len(profile.display_names), np.int64))
+    return sum(each_balanced(count, rows, [t.n_events for t in rows]), np.zeros(n_rows, np.int64))
 
 
 def _has_stat(profile: Any, tracks: pd.DataFrame, name: str, probes: int = 8) -> bool:
