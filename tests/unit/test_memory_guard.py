@@ -88,3 +88,31 @@ def test_derived_rows_that_do_not_fit_are_left_out_with_a_warning(tmp_path, monk
     monkeypatch.setenv(memory_guard.LIMIT_ENV, "off")
     xw.close(profile)
     assert len(xw.open_profile(path).tracks) > n_tracks  # with room: made
+
+
+def test_the_planes_made_at_once_count_in_the_derived_rows_need(tmp_path, monkeypatch):
+    """Each thread makes a plane, and a plane's temporaries are some 180 bytes an event: the
+    need is judged for the largest planes one thread each."""
+    from xprof_widgets.profile import xspace_derived
+    from xprof_widgets.synthetic import write_synthetic
+
+    path = tmp_path / "host.xplane.pb"
+    write_synthetic(path, 60_000, kind="tpu", devices=4)
+    monkeypatch.setenv(memory_guard.LIMIT_ENV, "off")
+    d = xw.open_profile(path)._hosts[0].deferred.args[0].decoding
+    sizes = sorted((s.stop - s.start for s in map(d.plane_events, set(d.lines[:, 0].tolist()))),
+                   reverse=True)
+    assert len(sizes) == 4 and sizes[0] > 0
+    needs = {}
+    for threads in (1, 2, 99):
+        monkeypatch.setenv("XPROF_WIDGETS_THREADS", str(threads))
+        assert xspace_derived._in_flight(d) == sum(sizes[:threads])
+        needs[threads] = (d.start.shape[0] * memory_guard.DERIVED_ROWS_PEAK_PER_EVENT
+                          + sum(sizes[:threads]) * memory_guard.DERIVED_ROWS_PEAK_PER_EVENT_IN_FLIGHT)
+    # Room for one thread's need but not four threads': refused on four threads only.
+    room = (needs[1] + needs[99]) / 2 / memory_guard.HEADROOM
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: room)
+    monkeypatch.setenv("XPROF_WIDGETS_THREADS", "1")
+    assert xspace_derived._no_room(d) == ""
+    monkeypatch.setenv("XPROF_WIDGETS_THREADS", "99")
+    assert "were not derived" in xspace_derived._no_room(d)

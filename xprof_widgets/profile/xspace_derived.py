@@ -32,9 +32,15 @@ from .derived import (
     step_rows,
     threadpool_regions,
 )
-from .memory_guard import DERIVED_ROWS_PEAK_PER_EVENT, LIMIT_ENV, shortfall, size_text
+from .memory_guard import (
+    DERIVED_ROWS_PEAK_PER_EVENT,
+    DERIVED_ROWS_PEAK_PER_EVENT_IN_FLIGHT,
+    LIMIT_ENV,
+    shortfall,
+    size_text,
+)
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
-from .threads import each_balanced
+from .threads import decode_threads, each_balanced
 
 if TYPE_CHECKING:
     from .xspace import XSpaceDetails
@@ -388,6 +394,15 @@ def pending_rows(d: Decoding, line_keys: list[int], scan_of: Callable[[np.ndarra
     return PendingRows(compact, [line_keys[k] for k in kept.tolist()]), notes
 
 
+def _in_flight(d: Decoding) -> int:
+    """The most events the planes made at once hold: the largest planes, one a thread."""
+    if not d.lines.shape[0]:
+        return 0
+    _, plane = np.unique(d.lines[:, 0], return_inverse=True)
+    sizes = np.bincount(plane, weights=d.lines[:, 6] - d.lines[:, 5])
+    return int(np.sort(sizes)[::-1][:decode_threads()].sum())
+
+
 def _no_room(d: Decoding) -> str:
     """Why the rows are not made now ("" when they are): they fit in no memory the kernel has,
     or the file they read stats from changed on disk. A warning, so the timeline opens
@@ -396,7 +411,8 @@ def _no_room(d: Decoding) -> str:
         d.scan.ensure_intact()
     except ProfileError as exc:
         return f"{_families(d)} were not derived: {str(exc).removeprefix(d.source + ': ')}"
-    need = d.start.shape[0] * DERIVED_ROWS_PEAK_PER_EVENT
+    need = d.start.shape[0] * DERIVED_ROWS_PEAK_PER_EVENT + \
+        _in_flight(d) * DERIVED_ROWS_PEAK_PER_EVENT_IN_FLIGHT
     available = shortfall(need)
     if available is None:
         return ""
