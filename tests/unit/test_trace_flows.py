@@ -165,3 +165,33 @@ def test_a_window_carries_at_most_max_arrows(monkeypatch, tpu_path):
     capped = index.window(0.0, index.profile.duration_us, 1600, flows=True)
     assert len(capped.flow_edges) == 10
     assert set(capped.flow_edges.tolist()) <= set(everything.flow_edges.tolist())
+
+
+def test_a_profile_closed_while_its_flows_build_in_the_background_prints_nothing(monkeypatch):
+    """Closing a profile (or its file changing) before the background scan ends must not throw
+    a thread's traceback into the notebook; the next use of the flows raises where it is seen."""
+    import threading
+
+    from xprof_widgets.errors import ProfileError
+    from xprof_widgets.trace import index as index_module
+
+    profile = xw.open_profile(FIXTURE)
+    index = trace_index(profile)
+    started, release = threading.Event(), threading.Event()
+
+    def closed_meanwhile(*args, **kwargs):
+        started.set()
+        release.wait(5)
+        raise ProfileError(f"{FIXTURE}: this profile was closed (xw.close)")
+
+    uncaught = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    monkeypatch.setattr(index_module, "FlowIndex", closed_meanwhile)
+    index.prepare_flows()
+    assert started.wait(5)
+    [thread] = [t for t in threading.enumerate() if t.name == "xprof-widgets-flows"]
+    release.set()
+    thread.join(5)
+    assert not thread.is_alive() and uncaught == []
+    with pytest.raises(ProfileError, match="was closed"):
+        _ = index.flows

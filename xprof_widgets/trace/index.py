@@ -26,6 +26,7 @@ so the levels together hold at most as many items as events (8 bytes each); the 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -168,8 +169,15 @@ class TraceIndex:
         """Finds the flow edges in a background thread, so the first click or flow toggle does
         not wait for the stat scans (they release the GIL, so a notebook stays responsive)."""
         if self._flows is None and not self._flows_lock.locked():
-            threading.Thread(target=lambda: self.flows, name="xprof-widgets-flows",
+            threading.Thread(target=self._flows_in_background, name="xprof-widgets-flows",
                              daemon=True).start()
+
+    def _flows_in_background(self) -> None:
+        """self.flows, its failure kept quiet: the profile may be closed, or its file changed,
+        before the scans end. The first use in the foreground tries again and raises there,
+        where the user sees why (a thread's traceback would land in some other cell's log)."""
+        with contextlib.suppress(Exception):
+            _ = self.flows
 
     def segments(self, track_ids: np.ndarray, depth0_only: bool = False) -> np.ndarray:
         """Segment ids of the given tracks, in (track, depth) order."""
