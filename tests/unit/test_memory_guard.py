@@ -103,6 +103,9 @@ def test_the_planes_made_at_once_count_in_the_derived_rows_need(tmp_path, monkey
     sizes = sorted((s.stop - s.start for s in map(d.plane_events, set(d.lines[:, 0].tolist()))),
                    reverse=True)
     assert len(sizes) == 4 and sizes[0] > 0
+    monkeypatch.setenv("XPROF_WIDGETS_THREADS", "99")
+    assert xspace_derived._in_flight(d) == sizes[0], "a small file's planes: on one thread"
+    monkeypatch.setattr("xprof_widgets.profile.threads.THREADED_FROM", 0)
     needs = {}
     for threads in (1, 2, 99):
         monkeypatch.setenv("XPROF_WIDGETS_THREADS", str(threads))

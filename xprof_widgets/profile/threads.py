@@ -88,11 +88,15 @@ THREADED_FROM = 1 << 18
 than it saves (some 4 ms on a 50,000-event profile's tool passes)."""
 
 
+def threads_for(weights: Sequence[int]) -> int:
+    """Threads `each_balanced` uses for items of these weights (events)."""
+    return decode_threads() if sum(weights) >= THREADED_FROM else 1
+
+
 def each_balanced(work: Callable[[T], R], items: Sequence[T], weights: Sequence[int]) -> list[R]:
     """work(item) for every item, the items in `balanced` groups by weight (events; a thread per
-    group, as many as `decode_threads`, from THREADED_FROM events in all); results in the order
-    of `items`, whichever thread made them."""
-    groups = balanced(weights, decode_threads() if sum(weights) >= THREADED_FROM else 1)
+    group, `threads_for` them); results in the order of `items`, whichever thread made them."""
+    groups = balanced(weights, threads_for(weights))
     out: list = [None] * len(items)
     for group, made in zip(groups, run_parts(lambda g: [work(items[k]) for k in g], groups),
                            strict=True):

@@ -40,7 +40,7 @@ from .memory_guard import (
     size_text,
 )
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
-from .threads import decode_threads, each_balanced
+from .threads import each_balanced, threads_for
 
 if TYPE_CHECKING:
     from .xspace import XSpaceDetails
@@ -399,8 +399,8 @@ def _in_flight(d: Decoding) -> int:
     if not d.lines.shape[0]:
         return 0
     _, plane = np.unique(d.lines[:, 0], return_inverse=True)
-    sizes = np.bincount(plane, weights=d.lines[:, 6] - d.lines[:, 5])
-    return int(np.sort(sizes)[::-1][:decode_threads()].sum())
+    sizes = np.bincount(plane, weights=d.lines[:, 6] - d.lines[:, 5]).astype(np.int64)
+    return int(np.sort(sizes)[::-1][:threads_for(sizes.tolist())].sum())
 
 
 def _no_room(d: Decoding) -> str:
