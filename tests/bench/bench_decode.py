@@ -3,7 +3,7 @@
     python tests/bench/bench_decode.py [--sizes 1e6 5e6 [5e7]] [--threads 1 2] [--repeat 3]
                                        [--xprof-python PATH]
 
-Prints one Markdown table: per size and thread count (XPROF_WIDGETS_THREADS), seconds to
+Prints Markdown tables. The first: per size and thread count (XPROF_WIDGETS_THREADS), seconds to
 `open_profile` and then to its track table with the derived rows made (what the tools need, then
 what the timeline needs; events/s of the latter; fresh process, compiled scanners already cached on
 disk), the seconds of the decode alone (`decode_xspace` on the mapped file, another fresh process)
@@ -14,8 +14,11 @@ cache's, not counted), the seconds from `import xprof_widgets` to the Trace View
 (open, index, answer; a fresh process), the seconds to and peak RSS with the Trace Viewer and all
 four tools open and answered (bench_cold's sequence), and XProf's first `trace_viewer@` call on the
 same file (measured when xprof is installed, else the figures in FACTS.md, marked "published"). A
-second table splits one decode (on one thread) into its stages, with the bytes numpy and Python
-allocated at the decode's peak and kept after it (tracemalloc).
+second table gives, per thread count, the seconds to make the derived rows and their peak memory
+per event they read (above the RSS before them: the peak is reset first, so the decode's is not
+counted), and the seconds of the Op Profile's and the Input Pipeline's first analysis. A third
+splits one decode (on one thread) into its stages, with the bytes numpy and Python allocated at the
+decode's peak and kept after it (tracemalloc).
 """
 
 from __future__ import annotations
@@ -90,6 +93,36 @@ STAGES = """
                       decode_kept_mb=kept / 1e6)
 """
 
+PASSES = """
+    import os
+    os.environ["XPROF_WIDGETS_THREADS"] = {threads!r}
+    import xprof_widgets as xw
+    from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
+    from xprof_widgets.analysis.op_profile import analyze_op_profile
+    profile = xw.open_profile({path!r})
+    deferred = profile._hosts[0].deferred
+    read = deferred.args[0].decoding.start.shape[0] if deferred is not None else 0
+
+    def status(key):  # bytes, from /proc/self/status (Linux)
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the peak (VmHWM) starts again from here: the decode's peak is not theirs
+    before = status("VmRSS")
+    t = time.perf_counter()
+    profile.derive_rows()
+    derive = time.perf_counter() - t
+    rise = status("VmHWM") - before
+    t = time.perf_counter()
+    analyze_op_profile(profile)
+    ops = time.perf_counter() - t
+    t = time.perf_counter()
+    analyze_input_pipeline(profile)
+    pipeline = time.perf_counter() - t
+    result = {{"read": read, "derive": derive, "rise": rise, "ops": ops, "pipeline": pipeline}}
+"""
+
 
 def _into_page_cache(path) -> None:
     with open(path, "rb") as f:
@@ -110,16 +143,17 @@ def main() -> None:
     xprof = None if args.no_xprof else xprof_python(args.xprof_python)
     measure("import xprof_widgets as xw; xw.open_profile({!r}); result = {{}}".format(
         str(synthetic_file("1e6"))))  # compile and cache the scanners once, outside the timings
-    rows, stages = [], []
+    rows, stages, passes = [], [], []
+
+    def best(code: str, seconds) -> dict:
+        return min((measure(code) for _ in range(args.repeat)), key=seconds)
+
     for label in args.sizes:
         path = synthetic_file(label)
         x_s, x_mb, source = xprof_trace_viewer(label, path, xprof)
         _into_page_cache(path)  # every row reads the file from memory, as XProf's figures do
         mine = []
         for threads in args.threads:
-            def best(code: str, seconds, repeat: int = args.repeat) -> dict:
-                return min((measure(code) for _ in range(repeat)), key=seconds)
-
             ours = best(DECODE.format(path=str(path), threads=str(threads)),
                         lambda r: r["seconds"])
             decode = best(STAGES.format(path=str(path), threads=str(threads), traced=False),
@@ -139,6 +173,11 @@ def main() -> None:
         for row in mine:  # the decode's speedup over the median one-thread decode of this size
             row.insert(7, statistics.median(one) / row[6] if one else "")
         rows += mine
+        for threads in sorted(set(args.threads)):
+            p = best(PASSES.format(path=str(path), threads=str(threads)),
+                     lambda r: r["derive"] + r["ops"] + r["pipeline"])
+            passes.append([label, threads, p["read"], p["derive"],
+                           p["rise"] / p["read"] if p["read"] else "", p["ops"], p["pipeline"]])
         split = measure(STAGES.format(path=str(path), threads="1", traced=True))
         for name in ("map", "decode", "profile"):
             wall, user, system, faults = split[name]
@@ -152,6 +191,9 @@ def main() -> None:
                  "kept B/event", "first window s", "all tools s", "all tools peak RSS MB",
                  "XProf s", "XProf RSS MB", "XProf figures",
                  "speedup", "RSS ratio"], rows))
+    print()
+    print(table(["N", "threads", "events the derived rows read", "derived rows s",
+                 "their peak B/event read", "Op Profile s", "Input Pipeline s"], passes))
     print()
     print(table(["N", "stage", "wall s", "user s", "sys s", "minor faults", "faults/1k events",
                  "traced peak MB", "traced kept MB"], stages))
