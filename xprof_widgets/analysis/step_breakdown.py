@@ -220,9 +220,9 @@ def _unit_block(profile: Profile, unit: str, unit_markers: pd.DataFrame, op_leve
 
 def _unit_events(profile: Profile, unit: str) -> int:
     """The events of a unit's op lines: what its sweep reads, so the threads' share."""
-    tracks = profile.built_tracks.loc[_op_tracks(profile, unit)] if unit in \
-        device_sections(profile) else profile.built_tracks.iloc[:0]
-    return int(tracks["n_events"].sum())
+    if unit not in device_sections(profile):
+        return 0
+    return int(profile.built_tracks.loc[_op_tracks(profile, unit), "n_events"].sum())
 
 
 _PART_COLUMNS = ["step", "name", "device", "start_ps", "duration_ps", "before_step_ps",
