@@ -23,7 +23,7 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -31,9 +31,19 @@ import pandas as pd
 
 from ..analysis.hosts import HostPart
 from ..errors import ProfileError
-from ..profile.locate import HostFile
+from ..profile.locate import HostFile, host_name
 from ..profile.model import PS_PER_US
-from .worker import HostServer, HostSummary, busy_rows, decode_host, hlo_bytes, summarize_host
+from ..profile.ranks import name_ranks
+from .watch import Progress, ProgressLine, Watch, listed
+from .worker import (
+    HostServer,
+    HostSummary,
+    busy_rows,
+    decode_host,
+    hlo_bytes,
+    rename_host,
+    summarize_host,
+)
 
 T = TypeVar("T")
 DECODE_TIMEOUT_S = 1800.0
@@ -70,51 +80,102 @@ class HostFrame:
 
 
 def open_pod(client: Any, files: Sequence[HostFile], source: str, run: str | None = None,
-             runs: pd.DataFrame | None = None, timeout_s: float = DECODE_TIMEOUT_S
-             ) -> PodProfile:
-    """Decodes every host on the cluster of `client` and waits for their summaries."""
+             runs: pd.DataFrame | None = None, timeout_s: float = DECODE_TIMEOUT_S,
+             progress: Progress | None = None, stall_s: float | None = None) -> PodProfile:
+    """Decodes every host on the cluster of `client` and waits for their summaries; the ranks
+    of a PyTorch run are named and ordered from the decoded headers, as a local open names
+    them. `progress` gets the hosts done of all (default: a line on stderr); `stall_s` is how
+    long no host may finish before the wait asks the cluster why (pod/watch.py)."""
     if not files:
         raise ProfileError(f"{source}: no host profile to open.")
+    waiting = {"progress": progress or ProgressLine(), "stall_s": stall_s}
     token = uuid.uuid4().hex[:8]
-    decoded = {f.host: client.submit(decode_host, f.path, f.host, pure=False,
+    decoded = {f.host: client.submit(decode_host, f, pure=False,
                                      key=f"xprof-decode-{run or 'run'}-{f.host}-{token}")
                for f in files}
-    summaries = gather(client, {h: client.submit(summarize_host, fut, pure=False,
-                                                 key=f"xprof-summary-{h}-{token}")
-                                for h, fut in decoded.items()}, "decoding", timeout_s)
+    summaries = _summaries(client, decoded, "decoding", timeout_s, waiting)
     hosts = [PodHost(f, decoded[f.host], summaries[f.host]) for f in files]
+    if len(hosts) > 1 and all(f.format == "chrome" for f in files):
+        hosts = _name_ranks(client, hosts, timeout_s, waiting)
     return PodProfile(client, hosts, source, run, runs, owner=True)
 
 
+def _summaries(client: Any, profiles: dict[str, Any], doing: str, timeout_s: float,
+               waiting: dict[str, Any]) -> dict[str, HostSummary]:
+    """The hosts' summaries, each made next to its decoded Profile."""
+    token = uuid.uuid4().hex[:8]  # a key of its own: a renamed host may take another's name
+    return gather(client, {h: client.submit(summarize_host, fut, pure=False,
+                                            key=f"xprof-summary-{h}-{token}")
+                           for h, fut in profiles.items()}, doing, timeout_s, **waiting)
+
+
+def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
+                waiting: dict[str, Any]) -> list[PodHost]:
+    """The hosts of a run of Chrome traces named and ordered as `settle_ranks` does locally,
+    from the ranks the workers read (profile/ranks.py). The listing named them from each
+    file's first bytes; a host whose decoded header says otherwise is renamed on its worker."""
+    named = name_ranks([h.summary.rank for h in hosts], [host_name(h.file.path) for h in hosts])
+    if named is None:
+        return hosts
+    token = uuid.uuid4().hex[:8]
+    moved = {new: client.submit(rename_host, h.future, new, pure=False,
+                                key=f"xprof-rename-{new}-{token}")
+             for h, new in zip(hosts, named.hosts, strict=True) if new != h.file.host}
+    summaries = _summaries(client, moved, "naming the ranks", timeout_s, waiting) if moved \
+        else {}
+    hosts = [PodHost(replace(h.file, host=new), moved[new], summaries[new]) if new in moved
+             else h for h, new in zip(hosts, named.hosts, strict=True)]
+    hosts = [hosts[k] for k in named.order]
+    if named.warning:  # on the first host, as settle_ranks puts it on the first trace
+        first = hosts[0]
+        hosts[0] = replace(first, summary=replace(
+            first.summary, warnings=[*first.summary.warnings, named.warning]))
+    return hosts
+
+
 def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float,
-           results: bool = True) -> dict[str, Any]:
+           results: bool = True, progress: Progress | None = None,
+           stall_s: float | None = None) -> dict[str, Any]:
     """The futures' results by host (with `results=False`, only waits: a decoded host stays on
-    its worker), or a ProfileError naming the host that failed, or the hosts that did not finish
-    in time. A result lost with its worker is computed again by Dask (the future is still held)
+    its worker), or a ProfileError naming the host that failed, the hosts that did not finish
+    in time, or those nothing on the cluster runs (pod/watch.py: `progress` hears of each host
+    done). A result lost with its worker is computed again by Dask (the future is still held)
     and waited for; a task that killed its workers ends as KilledWorker."""
     from dask.distributed import wait
 
+    watch = Watch(client, doing, len(futures), progress, stall_s)
     deadline = time.monotonic() + timeout_s
     while True:
+        left = {h: f for h, f in futures.items() if f.status != "finished"}
         try:
-            wait([f for f in futures.values() if f.status != "finished"],
-                 timeout=max(0.0, deadline - time.monotonic()))
+            wait(list(left.values()), return_when="FIRST_COMPLETED",
+                 timeout=min(watch.tick_s, max(0.0, deadline - time.monotonic())))
         except TimeoutError:
-            late = [h for h, f in futures.items() if not f.done()]
-            raise ProfileError(f"{doing} did not finish within {timeout_s:g} s on host(s) "
-                               f"{_names(late)}; the cluster may have too few workers or too "
-                               "little memory for them (see its dashboard), or pass a longer "
-                               "timeout_s.") from None
-        failed = [(h, f) for h, f in futures.items() if f.status in ("error", "cancelled")]
-        if failed:  # a dying worker takes its queued tasks along: name each host hit
-            future = failed[0][1]
-            exc = future.exception() if future.status == "error" else RuntimeError(
-                "its task was cancelled")
-            hit = [h for h, f in failed if f.status == future.status and type(
-                f.exception() if f.status == "error" else exc) is type(exc)]
-            raise host_error(_names(hit), doing, exc)
-        if all(f.status == "finished" for f in futures.values()):
+            if time.monotonic() >= deadline:
+                raise ProfileError(
+                    f"{doing} did not finish within {timeout_s:g} s on host(s) "
+                    f"{listed([h for h, f in futures.items() if not f.done()])}; the cluster "
+                    "may have too few workers or too little memory for them (see its "
+                    "dashboard), or pass a longer timeout_s.") from None
+        _raise_failed(futures, doing)
+        left = {h: f for h, f in futures.items() if f.status != "finished"}
+        watch.check(len(futures) - len(left), left)
+        if not left:
             return {h: f.result() if results else None for h, f in futures.items()}
+
+
+def _raise_failed(futures: dict[str, Any], doing: str) -> None:
+    """A ProfileError for the failed futures, naming each host hit: a dying worker takes its
+    queued tasks along."""
+    failed = [(h, f) for h, f in futures.items() if f.status in ("error", "cancelled")]
+    if not failed:
+        return
+    future = failed[0][1]
+    exc = future.exception() if future.status == "error" else RuntimeError(
+        "its task was cancelled")
+    hit = [h for h, f in failed if f.status == future.status and type(
+        f.exception() if f.status == "error" else exc) is type(exc)]
+    raise host_error(listed(hit), doing, exc)
 
 
 def host_error(host: str, doing: str, exc: BaseException) -> ProfileError:
@@ -366,7 +427,7 @@ class PodProfile:
         futures = {}
         for n, members in enumerate(groups.values()):
             names = [hosts[k] for k in members]
-            futures[_names(names)] = self.client.submit(
+            futures[listed(names)] = self.client.submit(
                 busy_rows, [lo_ps[k] for k in members], [hi_ps[k] for k in members], px,
                 *[self._pod_hosts[self.hosts.index(h)].future for h in names], pure=False,
                 key=f"xprof-rows-{n}-{token}")
@@ -422,5 +483,3 @@ class PodProfile:
                 f"duration={self.duration_us / 1000:.3f} ms on {self.client.scheduler.address}>")
 
 
-def _names(hosts: list[str]) -> str:
-    return ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")

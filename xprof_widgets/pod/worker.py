@@ -8,16 +8,17 @@ the whole run's frame.
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfileError
 from ..profile.clock import START_STAT, TASK_ENVIRONMENT
+from ..profile.locate import HostFile
 from ..profile.model import PS_PER_US, Profile
-from ..profile.open import open_profile
+from ..profile.open import open_host
+from ..profile.ranks import RankFile, trace_rank
 from ..trace import trace_index
 from ..trace.details import name_sums
 from ..trace.pivot import selection_pivot
@@ -49,16 +50,25 @@ class HostSummary:
     warnings: list[str]
     nbytes: int
     derived_tracks: np.ndarray  # bool per track: a row XProf derives (Profile.file_tracks)
+    rank: RankFile  # what naming a run's ranks reads (profile/ranks.py)
 
 
-def decode_host(path: str, host: str) -> Profile:
-    """Opens one host's file here, on the worker; the Profile stays in the worker's memory."""
+def decode_host(file: HostFile) -> Profile:
+    """Opens one host's file here, on the worker, as host `file.host`; the Profile stays in the
+    worker's memory."""
     _count_profiles_by_size()
-    profile = open_profile(path)
-    if profile.hosts != [host]:
-        raise ProfileError(f"{path}: expected the profile of host {host!r}, found "
-                           f"{profile.hosts}.")
-    return profile
+    return open_host(file)
+
+
+def rename_host(profile: Profile, host: str) -> Profile:
+    """The host's Profile under the name the kernel gave it once every rank was known (a trace
+    may state its rank after its events, past the bytes the listing reads): a new Profile over
+    the same columns but the start times (a Profile moves them in place, so the decoded one, a
+    Dask result, is left as it is). Only Chrome traces are renamed: no rows left to derive."""
+    trace = profile._hosts[0]
+    t0 = int(profile.origin_ps) - trace.base_ns * 1000  # what the Profile took off the starts
+    return Profile([replace(trace, host=host, start_ps=trace.start_ps + t0)],
+                   source=profile.source)
 
 
 def summarize_host(profile: Profile) -> HostSummary:
@@ -77,7 +87,14 @@ def summarize_host(profile: Profile) -> HostSummary:
         states_start=any(int(s.get(START_STAT) or 0) > 0 for s in env), end_ps=int(stop.max()),
         hlo_modules=profile.hlo_modules, warnings=list(profile.warnings),
         nbytes=profile_nbytes(profile),
-        derived_tracks=~tracks.index.isin(profile.file_tracks.index))
+        derived_tracks=~tracks.index.isin(profile.file_tracks.index), rank=_rank_file(profile))
+
+
+def _rank_file(profile: Profile) -> RankFile:
+    """The host's RankFile: its first event on its file's clock is where the Profile starts."""
+    trace = profile._hosts[0]
+    first = int(profile.origin_ps) if profile.n_events else None
+    return RankFile(trace.source, trace_rank(trace), first)
 
 
 def profile_nbytes(profile: Profile) -> int:

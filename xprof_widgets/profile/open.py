@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProfileError
-from .cache import PROFILES, cache_key
+from .cache import PROFILES, CacheKey, cache_key
 from .locate import FileSystem, HostFile, find_runs, host_name, runs_table
 from .memory_guard import check_memory
 from .model import Profile
@@ -78,6 +78,21 @@ def close(profile: Profile | PodProfile) -> None:
     """Releases an opened profile for good (`Profile.close`): the kernel drops its data now,
     not when the last widget showing it goes, and the next open decodes the files again."""
     profile.close()
+
+
+def open_host(file: HostFile) -> Profile:
+    """One host's file as a single-host Profile named `file.host` (not by its file name, as a
+    file opened alone is): what a Dask worker holds of each host of a PodProfile, named as in
+    the run. Memory guarded, and shared with the process's other opens of it under that name."""
+    fs = FileSystem(file.path)
+    key = cache_key(fs, [file])
+
+    def decode() -> Profile:
+        check_memory(fs, [file], file.path)
+        return Profile([_decode(fs, file)], source=file.path)
+
+    named = None if key is None else CacheKey((key.identity, file.host), key.versions)
+    return PROFILES.shared(named, decode)
 
 
 def _is_pod(value: Any) -> bool:

@@ -10,7 +10,8 @@ keep their file names and a warning names the files, so nothing is silently merg
 
 Naming happens twice: when the run is listed (`head_rank`: from the first bytes of each file,
 so `open_profile(dir, host="rank 1")` works before decoding) and after decoding, where the full
-header is known (`settle_ranks`), which has the last word.
+header is known (`name_ranks`), which has the last word: `settle_ranks` in a local open, the
+kernel from the workers' `RankFile`s in a Dask open (pod/profile.py), so both name alike.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..errors import ProfileError
 from .ordering import natural_key
@@ -72,51 +74,86 @@ def distinct_ranks(ranks: Sequence[int | None]) -> bool:
     return len(known) == len(ranks) and len(set(known)) == len(known)
 
 
-def settle_ranks(traces: list[HostTrace], file_hosts: Sequence[str]) -> list[HostTrace]:
-    """The decoded Kineto traces of one run named and ordered by rank (see the module doc);
-    `file_hosts` are the names the files give (kept where ranks cannot be told apart)."""
-    ranks = [trace_rank(t) for t in traces]
-    if len(traces) < 2 or all(r is None for r in ranks):
-        return traces  # not the ranks of a distributed run (JAX's per-host traces)
-    check_one_run(traces)
+@dataclass(frozen=True)
+class RankFile:
+    """What naming a run's ranks reads of one decoded trace: small, so a Dask worker sends it
+    to the kernel in its host's summary and the kernel names the ranks as a local open does."""
+
+    source: str
+    rank: int | None  # trace_rank
+    first_ps: int | None  # its first event on its file's clock, ps; None: it has no events
+
+
+@dataclass(frozen=True)
+class RankNames:
+    """The hosts of a run's ranks: each file's host name (in the files' order), the files'
+    positions in host order, and the warning for ranks that cannot be told apart."""
+
+    hosts: list[str]
+    order: list[int]
+    warning: str | None
+
+
+def rank_file(trace: HostTrace) -> RankFile:
+    """What naming reads of a decoded trace (its times as decoded, before a Profile moves them)."""
+    first = trace.base_ns * 1000 + int(trace.start_ps.min()) if trace.n_events else None
+    return RankFile(trace.source, trace_rank(trace), first)
+
+
+def name_ranks(files: Sequence[RankFile], file_hosts: Sequence[str]) -> RankNames | None:
+    """The ranks' host names and order (see the module doc), or None where the files are not
+    the ranks of a distributed run (JAX's per-host traces, a single file): they keep their
+    names. `file_hosts` are the names the files give (kept where ranks cannot be told apart)."""
+    ranks = [f.rank for f in files]
+    if len(files) < 2 or all(r is None for r in ranks):
+        return None
+    check_one_run(files)
     if distinct_ranks(ranks):
-        for trace, rank in zip(traces, ranks, strict=True):
-            trace.host = rank_host(rank)
-        return [t for _, t in sorted(zip(ranks, traces, strict=True), key=lambda p: p[0])]
-    for trace, host in zip(traces, file_hosts, strict=True):
+        return RankNames([rank_host(r) for r in ranks],
+                         sorted(range(len(files)), key=ranks.__getitem__), None)
+    order = sorted(range(len(files)), key=lambda k: natural_key(file_hosts[k]))
+    return RankNames(list(file_hosts), order, _undistinguished([files[k] for k in order]))
+
+
+def settle_ranks(traces: list[HostTrace], file_hosts: Sequence[str]) -> list[HostTrace]:
+    """The decoded Kineto traces of one run named and ordered by rank (`name_ranks`), the
+    warning, if any, on the first."""
+    named = name_ranks([rank_file(t) for t in traces], file_hosts)
+    if named is None:
+        return traces
+    for trace, host in zip(traces, named.hosts, strict=True):
         trace.host = host
-    traces = sorted(traces, key=lambda t: natural_key(t.host))
-    traces[0].warnings.append(_undistinguished(traces, ranks))
-    return traces
+    ordered = [traces[k] for k in named.order]
+    if named.warning:
+        ordered[0].warnings.append(named.warning)
+    return ordered
 
 
-def check_one_run(traces: Sequence[HostTrace]) -> None:
+def check_one_run(files: Sequence[RankFile]) -> None:
     """Refuses traces too far apart in time to be one run's ranks (their common timeline would
     not fit int64 picoseconds): files of different jobs put in one directory."""
-    starts = [t.base_ns * 1000 + int(t.start_ps.min()) for t in traces if t.n_events]
-    if len(starts) < 2:
+    timed = [f for f in files if f.first_ps is not None]
+    if len(timed) < 2:
         return
-    first = min(range(len(starts)), key=starts.__getitem__)
-    last = max(range(len(starts)), key=starts.__getitem__)
-    apart = starts[last] - starts[first]
+    first = min(timed, key=lambda f: f.first_ps)
+    last = max(timed, key=lambda f: f.first_ps)
+    apart = last.first_ps - first.first_ps
     if apart > MAX_APART_PS:
-        names = [posixpath.basename(t.source) for t in traces if t.n_events]
         raise ProfileError(
-            f"{names[first]} and {names[last]} start {apart / 86_400e12:.0f} days apart, so they "
-            "are not the ranks of one run; open each on its own, or put the traces of one run "
-            "in a directory of their own.")
+            f"{posixpath.basename(first.source)} and {posixpath.basename(last.source)} start "
+            f"{apart / 86_400e12:.0f} days apart, so they are not the ranks of one run; open "
+            "each on its own, or put the traces of one run in a directory of their own.")
 
 
-def _undistinguished(traces: list[HostTrace], ranks: Sequence[int | None]) -> str:
+def _undistinguished(files: Sequence[RankFile]) -> str:
     """The warning that says which traces share a rank or have none."""
     by_rank: dict[int, list[str]] = defaultdict(list)
-    for trace, rank in zip(traces, ranks, strict=True):
-        if rank is not None:
-            by_rank[rank].append(posixpath.basename(trace.source))
-    said = [f"rank {r} is stated by {', '.join(files)}" for r, files in sorted(by_rank.items())
-            if len(files) > 1]
-    unranked = [posixpath.basename(t.source) for t, r in zip(traces, ranks, strict=True)
-                if r is None]
+    for f in files:
+        if f.rank is not None:
+            by_rank[f.rank].append(posixpath.basename(f.source))
+    said = [f"rank {r} is stated by {', '.join(names)}" for r, names in sorted(by_rank.items())
+            if len(names) > 1]
+    unranked = [posixpath.basename(f.source) for f in files if f.rank is None]
     if unranked:
         said.append(f"{', '.join(unranked)} state{'s' if len(unranked) == 1 else ''} no rank "
                     "(no distributedInfo.rank in the header, none in the file name)")
