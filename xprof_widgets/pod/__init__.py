@@ -3,5 +3,6 @@ and gives a `PodProfile` (pod/profile.py); docs/pod.md tells how to set a cluste
 this package does not import Dask."""
 
 from .profile import NotDistributed, PodProfile, open_pod
+from .watch import WaitReport
 
-__all__ = ["NotDistributed", "PodProfile", "open_pod"]
+__all__ = ["NotDistributed", "PodProfile", "WaitReport", "open_pod"]

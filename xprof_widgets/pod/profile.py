@@ -5,7 +5,8 @@ Each host's file is decoded on a worker by `client.submit(decode_host, ...)` (on
 worker's memory; the PodProfile holds the futures and a summary of every host (its sections and
 tracks, where it sits on the clock). Its own tables number sections, tracks, events and names
 exactly as a local `Profile` of the same hosts does (hosts one after the other, in order), so
-every id a tool shows means the same thing either way.
+every id a tool shows means the same thing either way. A run of PyTorch ranks is named and
+ordered from the ranks the workers read, as a local open names them (profile/ranks.py).
 
 Analyses reach the hosts through `map_hosts` (analysis/hosts.py): the per-host part runs as a
 task next to its host's data and only the part comes back. The Trace Viewer talks to one
@@ -14,7 +15,8 @@ task next to its host's data and only the part comes back. The Trace Viewer talk
 Failures: a worker that dies takes its hosts' data with it; Dask decodes them again on another
 worker, since the futures are still held, and an actor is made anew next to the new copy. A host
 that cannot be decoded (a bad file, a worker killed by it again and again: KilledWorker) raises a
-ProfileError naming the host; every wait is bounded (`timeout_s`).
+ProfileError naming the host; every wait is bounded (`timeout_s`), reports the hosts done, and
+ends sooner, naming the pending hosts and why, where nothing runs on the cluster (pod/watch.py).
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def open_pod(client: Any, files: Sequence[HostFile], source: str, run: str | Non
                for f in files}
     summaries = _summaries(client, decoded, "decoding", timeout_s, waiting)
     hosts = [PodHost(f, decoded[f.host], summaries[f.host]) for f in files]
-    if len(hosts) > 1 and all(f.format == "chrome" for f in files):
+    if all(f.format == "chrome" for f in files):
         hosts = _name_ranks(client, hosts, timeout_s, waiting)
     return PodProfile(client, hosts, source, run, runs, owner=True)
 
