@@ -121,6 +121,15 @@ def own_flows(details: dict, host: pd.Series) -> dict:
                           for key in ("flows_in", "flows_out") if key in details}}
 
 
+def test_a_picked_rank_is_its_own_profile_named_as_locally(pod):
+    one, alone = pod.select("rank 3"), xw.open_profile(DLRM, host="rank 3")
+    pd.testing.assert_frame_equal(one.tracks, alone.tracks)
+    frames_equal(xw.KernelStats(one).to_dataframe(), xw.KernelStats(alone).to_dataframe())
+    # tools that read events in the kernel run on the picked rank, decoded here
+    assert one.local().hosts == ["rank 3"]
+    frames_equal(one.events(name="^ncclKernel"), alone.events(name="^ncclKernel"))
+
+
 def test_a_rank_stated_after_the_events_renames_its_host_on_the_worker(cluster, tmp_path):
     # names without ranks, ranks at the end of each header: the listing keeps the file names
     (tmp_path / "node_b_11.1.pt.trace.json.gz").write_bytes(_kineto(0, 10**18, [0.0], True))

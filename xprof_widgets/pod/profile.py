@@ -35,6 +35,7 @@ from ..analysis.hosts import HostPart
 from ..errors import ProfileError
 from ..profile.locate import HostFile, host_name
 from ..profile.model import PS_PER_US
+from ..profile.open import open_host
 from ..profile.ranks import name_ranks
 from .watch import Progress, ProgressLine, Watch, listed
 from .worker import (
@@ -116,7 +117,8 @@ def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
     """The hosts of a run of Chrome traces named and ordered as `settle_ranks` does locally,
     from the ranks the workers read (profile/ranks.py). The listing named them from each
     file's first bytes; a host whose decoded header says otherwise is renamed on its worker."""
-    named = name_ranks([h.summary.rank for h in hosts], [host_name(h.file.path) for h in hosts])
+    named = name_ranks([h.summary.rank_file for h in hosts],
+                       [host_name(h.file.path) for h in hosts])
     if named is None:
         return hosts
     token = uuid.uuid4().hex[:8]
@@ -459,10 +461,8 @@ class PodProfile:
                                  f"not run over the {len(self.hosts)} hosts of a distributed "
                                  "profile; pick one host (the suite's host picker, or "
                                  "PodProfile.select(host)).")
-        if self._local is None:
-            from ..profile.open import open_profile
-
-            self._local = open_profile(self._pod_hosts[0].file.path)
+        if self._local is None:  # named as on the workers: a rank is `rank N`, not its file
+            self._local = open_host(self._pod_hosts[0].file)
         return self._local
 
     def __getattr__(self, name: str) -> Any:

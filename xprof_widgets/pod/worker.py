@@ -50,7 +50,7 @@ class HostSummary:
     warnings: list[str]
     nbytes: int
     derived_tracks: np.ndarray  # bool per track: a row XProf derives (Profile.file_tracks)
-    rank: RankFile  # what naming a run's ranks reads (profile/ranks.py)
+    rank_file: RankFile  # what naming a run's ranks reads (profile/ranks.py)
 
 
 def decode_host(file: HostFile) -> Profile:
@@ -87,7 +87,7 @@ def summarize_host(profile: Profile) -> HostSummary:
         states_start=any(int(s.get(START_STAT) or 0) > 0 for s in env), end_ps=int(stop.max()),
         hlo_modules=profile.hlo_modules, warnings=list(profile.warnings),
         nbytes=profile_nbytes(profile),
-        derived_tracks=~tracks.index.isin(profile.file_tracks.index), rank=_rank_file(profile))
+        derived_tracks=~tracks.index.isin(profile.file_tracks.index), rank_file=_rank_file(profile))
 
 
 def _rank_file(profile: Profile) -> RankFile:

@@ -81,18 +81,20 @@ def close(profile: Profile | PodProfile) -> None:
 
 
 def open_host(file: HostFile) -> Profile:
-    """One host's file as a single-host Profile named `file.host` (not by its file name, as a
-    file opened alone is): what a Dask worker holds of each host of a PodProfile, named as in
-    the run. Memory guarded, and shared with the process's other opens of it under that name."""
+    """One host's file as a single-host Profile named `file.host`: what a Dask worker holds of
+    each host of a PodProfile, and a host picked from one, named as in the run. Memory guarded
+    and shared as `open_profile` shares: a host named otherwise than its file (a PyTorch rank,
+    `rank N`) is a profile of its own, so no open of the file alone lends it its file's name."""
     fs = FileSystem(file.path)
     key = cache_key(fs, [file])
+    if key is not None and file.host != host_name(file.path):
+        key = CacheKey((key.identity, file.host), key.versions)
 
     def decode() -> Profile:
         check_memory(fs, [file], file.path)
         return Profile([_decode(fs, file)], source=file.path)
 
-    named = None if key is None else CacheKey((key.identity, file.host), key.versions)
-    return PROFILES.shared(named, decode)
+    return PROFILES.shared(key, decode)
 
 
 def _is_pod(value: Any) -> bool:
@@ -105,5 +107,5 @@ def _decode(fs: FileSystem, file: HostFile) -> HostTrace:
     if file.format == "xspace":  # read from a mapping: its pages are the OS's, not a copy
         from .xspace import decode_xspace
         return decode_xspace(fs.map(path), file.path, file.host)
-    from .chrome import decode_chrome
-    return decode_chrome(fs.read(path), file.path, file.host)
+    from .chrome import decode_chrome  # a plain .json is scanned where it lies, as above
+    return decode_chrome(fs.map(path), file.path, file.host)
