@@ -228,11 +228,12 @@ def test_a_directory_search_reads_only_the_start_of_other_json_files(tmp_path, t
     big = tmp_path / "dataset_index.json"
     big.write_text(json.dumps({"files": ["x" * 100] * 200_000}))  # 20 MB, not a trace
     heads, reads = [], []
-    head, read = locate.FileSystem.head, locate.FileSystem.read
+    head, read, mapped = locate.FileSystem.head, locate.FileSystem.read, locate.FileSystem.map
     monkeypatch.setattr(locate.FileSystem, "head",
                         lambda self, p, size=locate.SNIFF_BYTES: heads.append((p, size))
                         or head(self, p, size))
     monkeypatch.setattr(locate.FileSystem, "read", lambda self, p: reads.append(p) or read(self, p))
+    monkeypatch.setattr(locate.FileSystem, "map", lambda self, p: reads.append(p) or mapped(self, p))
     assert xw.open_profile(tmp_path).hosts == ["rank-0"]
     assert sorted(os.path.basename(p) for p, _ in heads) == ["dataset_index.json", "rank-0.json"]
     assert all(size <= 4096 for _, size in heads)
