@@ -1208,3 +1208,25 @@ def int_values(const uint8_t[::1] buf, const int64_t[::1] v_at, const int64_t[::
         for i in range(v_at.shape[0]):
             present[i] = v_at[i] >= 0 and v_len[i] > 0 and \
                 _wide_int(b, v_at[i], v_at[i] + v_len[i], &bits[i])
+
+
+def gather_values(const uint8_t[::1] buf, const int64_t[::1] v_at, const int64_t[::1] v_len):
+    """The values buf[v_at:v_at + v_len] as one JSON list's bytes, `[a,b,...]`: one json.loads
+    then decodes a whole column (each value was checked as JSON when scanned)."""
+    cdef int64_t i, n = v_at.shape[0], total = 2
+    cdef const uint8_t* b = &buf[0] if buf.shape[0] else <const uint8_t*>b""
+    for i in range(n):
+        total += v_len[i] + 1
+    out = bytearray(total)
+    cdef uint8_t[::1] o = out
+    cdef int64_t p = 1
+    o[0] = 91
+    with nogil:
+        for i in range(n):
+            if i:
+                o[p] = 44
+                p += 1
+            memcpy(&o[p], b + v_at[i], v_len[i])
+            p += v_len[i]
+        o[p] = 93
+    return out[:p + 1]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._native.chrome_scan import find_values, int_values
+from .._native.chrome_scan import find_values, gather_values, int_values
 from .mapped import MappedFile, ensure_intact
 
 HOT_ARGS = ("correlation", "External id", "external id", "stream", "device", "Bytes", "Addr",
@@ -57,17 +57,22 @@ class ChromeArgs:
 
     # ---- EventDetails ---------------------------------------------------------------------------
     def stats(self, event: int) -> dict[str, Any]:
+        self._check()
         raw = self._bytes(int(self._at[event]), int(self._len[event]))
         return json.loads(raw) if raw else {}
 
     def stat_column(self, events: np.ndarray, name: str) -> np.ndarray:
         events = np.asarray(events, np.int64)
         out = np.full(events.shape[0], None, dtype=object)
-        found, unsure = self._found(events, name)
-        for k, at, length in found:
-            out[k] = json.loads(self._bytes(at, length))
-        for k in unsure:
-            out[k] = self.stats(int(events[k])).get(name)
+        for buffer, offsets, picked in self._by_buffer(events, np.arange(events.shape[0])):
+            v_at, v_len = self._find(buffer, offsets, events[picked], name)
+            found = v_at >= 0
+            if found.any():  # one json.loads for the column, not one per event
+                text = gather_values(buffer, v_at[found], v_len[found])
+                values = json.loads(text.decode("utf-8", self._errors))
+                out[picked[found]] = np.fromiter(values, object, len(values))
+            for k in picked[v_at == -2].tolist():
+                out[k] = self.stats(int(events[k])).get(name)
         return out
 
     def stat_ints(self, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -88,10 +93,7 @@ class ChromeArgs:
         else:
             events_left = np.arange(events.shape[0])
         for buffer, offsets, picked in self._by_buffer(events, events_left):
-            v_at = np.empty(picked.shape[0], np.int64)
-            v_len = np.empty(picked.shape[0], np.int64)
-            find_values(buffer, offsets, self._len[events[picked]].astype(np.int64),
-                        name.encode(), v_at, v_len)
+            v_at, v_len = self._find(buffer, offsets, events[picked], name)
             has = np.zeros(picked.shape[0], np.uint8)
             bits = np.zeros(picked.shape[0], np.uint64)
             int_values(buffer, v_at, v_len, has, bits)
@@ -104,42 +106,36 @@ class ChromeArgs:
         return present, values
 
     # ---- reading ranges -------------------------------------------------------------------------
-    def _bytes(self, at: int, length: int) -> str:
-        if length == 0:
-            return ""
-        if at < 0:
-            return self._side[-1 - at:-1 - at + length].decode("ascii")
+    def _check(self) -> None:
+        """Refuses to read a mapped file that changed on disk (a read could kill the kernel)."""
         if isinstance(self._main, MappedFile):
             ensure_intact(self._main)
-        return bytes(self._main[at:at + length]).decode("utf-8", self._errors)
+
+    def _raw(self, at: int, length: int) -> bytes:
+        if at < 0:
+            return self._side[-1 - at:-1 - at + length]
+        return bytes(self._main[at:at + length])
+
+    def _bytes(self, at: int, length: int) -> str:
+        return self._raw(at, length).decode("utf-8", self._errors) if length else ""
 
     def _by_buffer(self, events: np.ndarray, picked: np.ndarray):
         """(buffer, offsets, positions in `events`) for the main and the side buffer."""
         at = self._at[events[picked]]
         main = picked[at >= 0]
         if main.shape[0]:
-            if isinstance(self._main, MappedFile):
-                ensure_intact(self._main)
+            self._check()
             yield self._main, self._at[events[main]], main
         side = picked[at < 0]
         if side.shape[0]:
             yield self._side, -1 - self._at[events[side]], side
 
-    def _found(self, events: np.ndarray, name: str) -> tuple[list[tuple], list[int]]:
-        """(position in events, at, length of the value) for each event holding `name`, and
-        the positions of those whose keys only json.loads can read."""
-        found: list[tuple] = []
-        unsure: list[int] = []
-        key = name.encode()
-        for buffer, offsets, picked in self._by_buffer(events, np.arange(events.shape[0])):
-            v_at = np.empty(picked.shape[0], np.int64)
-            v_len = np.empty(picked.shape[0], np.int64)
-            find_values(buffer, offsets, self._len[events[picked]].astype(np.int64), key, v_at,
-                        v_len)
-            side = buffer is self._side
-            for k, a, n in zip(picked.tolist(), v_at.tolist(), v_len.tolist()):
-                if a >= 0:
-                    found.append((k, (-1 - a) if side else a, n))
-                elif a == -2:
-                    unsure.append(k)
-        return found, unsure
+    def _find(self, buffer: Any, offsets: np.ndarray, events: np.ndarray,
+              name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Where each event's `name` value lies in buffer: (at, length); at -1 where absent,
+        -2 where its keys are escaped and only json.loads can tell."""
+        v_at = np.empty(events.shape[0], np.int64)
+        v_len = np.empty(events.shape[0], np.int64)
+        find_values(buffer, offsets, self._len[events].astype(np.int64), name.encode(), v_at,
+                    v_len)
+        return v_at, v_len
