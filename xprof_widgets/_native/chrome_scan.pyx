@@ -107,14 +107,49 @@ cdef void vec_free(Vec* v) noexcept nogil:
     v.size = v.cap = 0
 
 
+cdef class _Owned:
+    """A malloc'd block handed to numpy without a copy (np.frombuffer keeps it alive)."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        self.shape[0] = self.size
+        self.strides[0] = 1
+        view.buf = self.data if self.data != NULL else <void*>b""
+        view.obj = self
+        view.len = self.size
+        view.readonly = 0
+        view.itemsize = 1
+        view.format = "B"
+        view.ndim = 1
+        view.shape = self.shape
+        view.strides = self.strides
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
 cdef object vec_array(Vec* v, object dtype):
-    """The vector's bytes as a new numpy array of dtype; the vector is emptied."""
-    cdef object out = np.empty(v.size // np.dtype(dtype).itemsize, dtype)
-    cdef uint8_t[::1] view = out.view(np.uint8)
-    if v.size:
-        memcpy(&view[0], v.data, v.size)
-    vec_free(v)
-    return out
+    """The vector's bytes as a numpy array of dtype, without a copy; the vector is emptied."""
+    cdef _Owned owned = _Owned()
+    cdef uint8_t* shrunk
+    if v.size and v.size < v.cap:
+        shrunk = <uint8_t*>realloc(v.data, v.size)
+        if shrunk != NULL:
+            v.data = shrunk
+    owned.data = v.data
+    owned.size = v.size
+    v.data = NULL
+    v.size = v.cap = 0
+    return np.frombuffer(owned, dtype)
 
 
 cdef struct Interner:
@@ -126,10 +161,18 @@ cdef struct Interner:
 
 
 cdef inline uint64_t hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef int64_t i
-    for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
+    """A multiply-xorshift hash, eight bytes a step (names run long: Python functions)."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef int64_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL
+        h ^= h >> 32
+        i += 8
+    w = 0
+    memcpy(&w, p + i, n - i)
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL
     return h ^ (h >> 29)
 
 
@@ -207,8 +250,18 @@ cdef list interner_keys(Interner* t):
 
 
 # ---- JSON tokens ---------------------------------------------------------------------------------
+cdef uint8_t PLAIN[256]
+"""1 for the bytes a string holds as they are: printable ASCII but for the quote and the
+backslash (one table lookup per byte in the strings' inner loop)."""
+cdef uint8_t SPACE[256]
+"""1 for JSON's whitespace."""
+for _c in range(256):
+    PLAIN[_c] = 32 <= _c < 128 and _c != 34 and _c != 92
+    SPACE[_c] = _c in (32, 10, 13, 9)
+
+
 cdef inline int64_t skip_ws(const uint8_t* b, int64_t p, int64_t end) noexcept nogil:
-    while p < end and (b[p] == 32 or b[p] == 10 or b[p] == 13 or b[p] == 9):
+    while p < end and SPACE[b[p]]:
         p += 1
     return p
 
@@ -262,8 +315,9 @@ cdef class Scanner:
     cdef Vec key
     # slices
     cdef Vec s_event, s_track, s_name, s_ts_us, s_ts_ps, s_dur, s_args_at, s_args_len
-    # integer args pulled out by key: row, key index, value (uint64 bits)
-    cdef Vec h_row, h_key, h_value
+    # integer args pulled out, per key: rows and values (uint64 bits)
+    cdef Vec h_rows[MAX_HOT]
+    cdef Vec h_values[MAX_HOT]
     cdef int n_hot
     cdef uint8_t* hot_keys[MAX_HOT]
     cdef int64_t hot_len[MAX_HOT]
@@ -277,7 +331,7 @@ cdef class Scanner:
     cdef Vec args  # args bytes, when copied
     cdef public list header  # [(raw key bytes, raw value bytes)] of the top-level object
 
-    def __cinit__(self, hot_keys=(), bint copy_args=True):
+    def __cinit__(self, hot_keys=(), bint copy_args=True, int64_t expect_events=0):
         self.state = S_START
         self.copy_args = copy_args
         self.error = ""
@@ -291,6 +345,8 @@ cdef class Scanner:
         if len(self.hot_bytes) > MAX_HOT:
             raise ValueError(f"at most {MAX_HOT} keys can be pulled out")
         self.n_hot = len(self.hot_bytes)
+        if expect_events > 0 and self._reserve(expect_events) < 0:
+            raise MemoryError()
         for i, k in enumerate(self.hot_bytes):
             self.hot_keys[i] = <uint8_t*><char*>k
             self.hot_len[i] = len(k)
@@ -308,9 +364,9 @@ cdef class Scanner:
         vec_free(&self.s_dur)
         vec_free(&self.s_args_at)
         vec_free(&self.s_args_len)
-        vec_free(&self.h_row)
-        vec_free(&self.h_key)
-        vec_free(&self.h_value)
+        for i in range(MAX_HOT):
+            vec_free(&self.h_rows[i])
+            vec_free(&self.h_values[i])
         vec_free(&self.f_event)
         vec_free(&self.f_track)
         vec_free(&self.f_key)
@@ -322,6 +378,17 @@ cdef class Scanner:
         vec_free(&self.o_len)
         vec_free(&self.slow)
         vec_free(&self.args)
+
+    cdef int _reserve(self, int64_t n) noexcept nogil:
+        """Room for n slices up front: no copying as the columns grow (room that is never
+        touched costs addresses, not memory)."""
+        if vec_reserve(&self.s_event, 8 * n) < 0 or vec_reserve(&self.s_track, 4 * n) < 0 \
+                or vec_reserve(&self.s_name, 4 * n) < 0 or vec_reserve(&self.s_ts_us, 8 * n) < 0 \
+                or vec_reserve(&self.s_ts_ps, 4 * n) < 0 or vec_reserve(&self.s_dur, 8 * n) < 0 \
+                or vec_reserve(&self.s_args_at, 8 * n) < 0 \
+                or vec_reserve(&self.s_args_len, 8 * n) < 0:
+            return -1
+        return 0
 
     def feed(self, const uint8_t[::1] buf, int64_t base, bint final):
         """Scans buf (the document's bytes from absolute offset `base`): (status, consumed),
@@ -492,6 +559,8 @@ cdef class Scanner:
         esc[0] = False
         p += 1
         while True:
+            while p < end and PLAIN[b[p]]:
+                p += 1
             if p >= end:
                 return R_MORE
             c = b[p]
@@ -905,8 +974,8 @@ cdef class Scanner:
         if hot:
             for i in range(self.n_hot):
                 if self.hot_seen[i]:
-                    if put_i64(&self.h_row, row) < 0 or put_u8(&self.h_key, i) < 0 \
-                            or vec_put(&self.h_value, &self.hot_val[i], 8) < 0:
+                    if put_i64(&self.h_rows[i], row) < 0 \
+                            or vec_put(&self.h_values[i], &self.hot_val[i], 8) < 0:
                         return -1
         return 0
 
@@ -940,10 +1009,14 @@ cdef class Scanner:
                 "args_at": vec_array(&self.s_args_at, np.int64),
                 "args_len": vec_array(&self.s_args_len, np.int64)}
 
-    def hot(self) -> tuple:
-        """The pulled-out integer args: (slice row, key index, uint64 bits)."""
-        return (vec_array(&self.h_row, np.int64), vec_array(&self.h_key, np.uint8),
-                vec_array(&self.h_value, np.uint64))
+    def hot(self) -> dict:
+        """The pulled-out integer args by key: (slice rows, uint64 bits), keys found only."""
+        out = {}
+        for i in range(self.n_hot):
+            if self.h_rows[i].size:
+                out[self.hot_bytes[i].decode()] = (vec_array(&self.h_rows[i], np.int64),
+                                                   vec_array(&self.h_values[i], np.uint64))
+        return out
 
     def flows(self) -> dict:
         return {"event": vec_array(&self.f_event, np.int64),

@@ -443,8 +443,11 @@ class ChromeBuilder:
                   for k, key in enumerate(track_keys)]
         flows = self._flow_edges(fast_flows, start, duration, firsts, ends, anchor, shift,
                                  track_keys)
+        position = np.full(n_fast, -1, np.int64)  # a scanned row's place in the trace
+        fast_out = np.flatnonzero(rows_out < n_fast)
+        position[rows_out[fast_out]] = fast_out
         args.set_rows(rows.args_at[rows_out], rows.args_len[rows_out],
-                      {k: _reordered(rows_hot, rows_out) for k, rows_hot in rows.hot.items()})
+                      {k: _reordered(rows_hot, position) for k, rows_hot in rows.hot.items()})
         return HostTrace(
             host=self.host, source=self.source, base_ns=self.base_ns + shift.total_ps // 1000,
             start_ps=start, duration_ps=duration,
@@ -669,17 +672,18 @@ def _first_use_numbering(ids: np.ndarray, event: np.ndarray, keys: list
     return renumber[ids], [keys[k] for k in used.tolist()], row_of[used]
 
 
-def _reordered(hot: tuple[np.ndarray, np.ndarray], rows_out: np.ndarray
+def _reordered(hot: tuple[np.ndarray, np.ndarray], position: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """A pulled-out arg's (row, value) in the final row order, rows sorted."""
+    """A pulled-out arg's (row, value) in the trace's row order, rows sorted; `position` is
+    each scanned row's place (-1: dropped)."""
     rows, values = hot
-    position = np.full(int(rows_out.max()) + 1 if rows_out.shape[0] else 0, -1, np.int64)
-    position[rows_out] = np.arange(rows_out.shape[0])
-    where = position[rows[rows < position.shape[0]]]
-    values = values[rows < position.shape[0]]
+    where = position[rows]
     keep = where >= 0
-    order = np.argsort(where[keep], kind="stable")
-    return where[keep][order], values[keep][order]
+    where, values = where[keep], values[keep]
+    if where.shape[0] > 1 and not (where[1:] > where[:-1]).all():
+        order = np.argsort(where, kind="stable")
+        where, values = where[order], values[order]
+    return where, values
 
 
 def _is_device(name: str) -> bool:

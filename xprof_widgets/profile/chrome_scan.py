@@ -27,7 +27,7 @@ from .chrome_args import HOT_ARGS, ChromeArgs
 from .chrome_build import ChromeBuilder, FlowPoints, Rows
 from .chrome_header import apply_header
 from .chrome_time import parse_float
-from .mapped import release
+from .mapped import prefault, release
 
 try:  # isal's gunzip measured 3.4 GB/s here against zlib's 0.9 (docs/pytorch.md)
     from isal import igzip as _gzip
@@ -41,6 +41,8 @@ _WINDOW = 64 << 20
 """Bytes of a mapped file scanned per call, each released after (plain files)."""
 _PIECE = 8 << 20
 """Decompressed bytes handed to the scanner per call (gzip)."""
+_MIN_EVENT_BYTES = 64
+"""Fewer bytes than Kineto's or jax's smallest events take (column room is reserved by it)."""
 _BAD_UTF8 = "bytes that are not UTF-8 (the first at byte {at}) were read as U+FFFD"
 
 
@@ -56,7 +58,8 @@ def scan_chrome(data: Any, source: str, host: str) -> Any:
     """The HostTrace of a Chrome trace (bytes or a mapping, gzipped or not), or None where
     the Python reader must take it (see the module's docstring)."""
     gz = data[:2] == b"\x1f\x8b"
-    scanner = native.Scanner([k.encode() for k in HOT_ARGS], copy_args=gz)
+    scanner = native.Scanner([k.encode() for k in HOT_ARGS], copy_args=gz,
+                             expect_events=0 if gz else len(data) // _MIN_EVENT_BYTES)
     status, damage, size = (_scan_gzip if gz else _scan_plain)(scanner, data)
     if status == native.FALLBACK or (status == native.DONE and not scanner.seen_events):
         return None
@@ -89,6 +92,7 @@ def _scan_plain(scanner: Any, data: Any) -> tuple[int, str | None, int]:
     status = native.NEED_MORE
     while status == native.NEED_MORE:
         end = min(size, pos + window)
+        prefault(data, pos, end)
         status, consumed = scanner.feed(view[pos:end], pos, end == size)
         if status == native.NEED_MORE and consumed == 0:
             window *= 2  # one event larger than the window
@@ -228,12 +232,7 @@ def _columns(builder: ChromeBuilder, scanner: Any, errors: str) -> tuple[Rows, F
     builder.known_flows = scanner.n_flow_keys
     builder.known_flow = lambda key: _known_flow(scanner, key)
     s = scanner.slices()
-    hot_row, hot_key, hot_bits = scanner.hot()
-    by_key = np.argsort(hot_key, kind="stable")
-    bounds = np.searchsorted(hot_key[by_key], np.arange(len(HOT_ARGS) + 1))
-    hot = {name: (hot_row[by_key[bounds[k]:bounds[k + 1]]],
-                  hot_bits[by_key[bounds[k]:bounds[k + 1]]])
-           for k, name in enumerate(HOT_ARGS) if bounds[k + 1] > bounds[k]}
+    hot = scanner.hot()
     rows = Rows(event=s["event"], track=tracks[s["track"]], name=names[s["name"]],
                 ts_us=s["ts_us"], ts_ps=s["ts_ps"].astype(np.int64), dur_ps=s["dur_ps"],
                 args_at=s["args_at"], args_len=s["args_len"], hot=hot)

@@ -79,5 +79,22 @@ def release(data: bytes | MappedFile, start: int = 0, end: int | None = None) ->
         data.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
+_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)  # Linux 5.14+; Python 3.13 names it
+
+
+def prefault(data: bytes | MappedFile, start: int, end: int) -> None:
+    """Maps a mapping's pages in [start, end) in one call, before a pass reads them: one
+    system call instead of a page fault every 4 KiB (a no-op where the OS lacks it)."""
+    if not isinstance(data, MappedFile) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start -= start % mmap.PAGESIZE
+    end = min(end, len(data))
+    if end > start:
+        try:
+            data.madvise(_POPULATE_READ, start, end - start)
+        except OSError:
+            pass
+
+
 def _version(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_size, stat.st_mtime_ns, stat.st_ino
