@@ -34,9 +34,10 @@ try:  # isal's gunzip measured 3.4 GB/s here against zlib's 0.9 (docs/pytorch.md
 except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
     import gzip as _gzip
 
-PYTHON_LIMIT_BYTES = 256 << 20
+PYTHON_LIMIT_BYTES = 64 << 20
 """Damaged files up to this size (uncompressed) are read by the Python reader, whose salvage
-and messages are the reference; above it the Python reader's objects would not fit the kernel."""
+and messages are the reference; its objects take about 10x the JSON text, so larger ones keep
+the scanner's salvage (the events before the damage, with its own message)."""
 _WINDOW = 64 << 20
 """Bytes of a mapped file scanned per call, each released after (plain files)."""
 _PIECE = 8 << 20

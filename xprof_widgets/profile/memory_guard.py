@@ -2,8 +2,11 @@
 
 Decoding peaks at a multiple of the file bytes, measured here (tests/bench/bench_pod.py prints
 them again): an XSpace decoded, its timeline indexed and its tools run take 1.4-3x the file above
-a fresh interpreter (the file is mapped, so its pages are the OS's), Chrome JSON about 10x the
-JSON text (a gzipped trace is counted by its uncompressed size, read from the gzip trailer).
+a fresh interpreter (the file is mapped, so its pages are the OS's); a Chrome trace decoded
+by the compiled scanner, its first window drawn and every tool run, 1.6-1.9x its JSON text
+(1 GB Kineto traces, plain and gzipped: tests/bench/bench_kineto.py; a gzipped trace is
+counted by its uncompressed size, read from the gzip trailer). The Python reader, which takes
+damaged Chrome traces up to 64 MB, peaks near 10x: at most 640 MB.
 The rows XProf derives from TPU ops and GPU kernels are judged when they are made (usually on
 the timeline's first draw, profile/xspace_derived.py), from the events they are made from:
 making them peaks at about 226 bytes an event (the 1e6-event synthetic TPU host); ones that do
@@ -30,7 +33,7 @@ from .locate import FileSystem, HostFile
 from .release import release_memory
 
 LIMIT_ENV = "XPROF_WIDGETS_MEMORY_LIMIT"
-PEAK_PER_FILE_BYTE = {"xspace": 4.0, "chrome": 10.0}
+PEAK_PER_FILE_BYTE = {"xspace": 4.0, "chrome": 2.5}
 """Peak decoding memory per byte of file (per byte of JSON text for Chrome traces)."""
 DERIVED_ROWS_PEAK_PER_EVENT = 210
 """Peak memory making the derived rows takes per event they are made from (193 fitted)..."""
