@@ -38,6 +38,7 @@ class ChromeArgs:
         self._at = np.zeros(0, np.int64)  # >= 0: into main; < 0: -1 - offset into side
         self._len = np.zeros(0, np.uint32)
         self._hot: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._scan_row = np.zeros(0, np.int64)  # each event's row in the scanner's order, or -1
 
     def add_side(self, encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """Keeps the args of events parsed in Python; their (at, length) for `set_rows`."""
@@ -48,12 +49,14 @@ class ChromeArgs:
         return -1 - offsets, lengths
 
     def set_rows(self, at: np.ndarray, length: np.ndarray,
-                 hot: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        """Each row's args range, and the pulled-out integer args by (sorted row, bits)."""
+                 hot: dict[str, tuple[np.ndarray, np.ndarray]], scan_row: np.ndarray) -> None:
+        """Each event's args range; the pulled-out integer args as (scanner rows, bits) with
+        each event's scanner row (-1 for events parsed in Python): they stay in scan order."""
         self._at = at
         self._len = length.astype(np.uint32) if length.shape[0] and length.max() < 2**32 \
             else length
         self._hot = hot
+        self._scan_row = scan_row.astype(np.int32) if scan_row.shape[0] < 2**31 else scan_row
 
     # ---- EventDetails ---------------------------------------------------------------------------
     def stats(self, event: int) -> dict[str, Any]:
@@ -84,9 +87,10 @@ class ChromeArgs:
         if hot is not None:  # the scanned rows from their column, the parsed ones below
             rows, bits = hot
             mine = np.flatnonzero(~side)
-            at = np.searchsorted(rows, events[mine])
+            wanted = self._scan_row[events[mine]]
+            at = np.searchsorted(rows, wanted)
             hit = at < rows.shape[0]
-            hit[hit] = rows[at[hit]] == events[mine][hit]
+            hit[hit] = rows[at[hit]] == wanted[hit]
             present[mine[hit]] = True
             values[mine[hit]] = bits[at[hit]]
             events_left = np.flatnonzero(side)

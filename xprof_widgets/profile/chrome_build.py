@@ -132,7 +132,7 @@ class Rows:
     dur_ps: np.ndarray  # int64
     args_at: np.ndarray  # int64 offset into the args' main buffer, -1 - offset into the side one
     args_len: np.ndarray  # int64
-    hot: dict[str, tuple[np.ndarray, np.ndarray]]  # arg name -> (row, uint64 bits), by row
+    hot: dict[str, tuple[np.ndarray, np.ndarray]]  # arg -> (scanned rows, uint64 bits), sorted
 
 
 @dataclass
@@ -390,7 +390,8 @@ class ChromeBuilder:
                 self._row(track, raw_begin, 0, (name, category), begin_args, index)
         self.open_slices = {}
         parsed, parsed_raw = self._parsed_rows(args)
-        rows = parsed if fast is None else _concat(fast, parsed)
+        rows = parsed if fast is None else fast if not parsed.event.shape[0] else \
+            _concat(fast, parsed)
         n_fast = 0 if fast is None else fast.event.shape[0]
         ts_f = rows.ts_us.astype(np.float64)
         ts_f += rows.ts_ps / 1e6
@@ -443,11 +444,8 @@ class ChromeBuilder:
                   for k, key in enumerate(track_keys)]
         flows = self._flow_edges(fast_flows, start, duration, firsts, ends, anchor, shift,
                                  track_keys)
-        position = np.full(n_fast, -1, np.int64)  # a scanned row's place in the trace
-        fast_out = np.flatnonzero(rows_out < n_fast)
-        position[rows_out[fast_out]] = fast_out
-        args.set_rows(rows.args_at[rows_out], rows.args_len[rows_out],
-                      {k: _reordered(rows_hot, position) for k, rows_hot in rows.hot.items()})
+        args.set_rows(rows.args_at[rows_out], rows.args_len[rows_out], rows.hot,
+                      np.where(rows_out < n_fast, rows_out, -1))
         return HostTrace(
             host=self.host, source=self.source, base_ns=self.base_ns + shift.total_ps // 1000,
             start_ps=start, duration_ps=duration,
@@ -670,20 +668,6 @@ def _first_use_numbering(ids: np.ndarray, event: np.ndarray, keys: list
     row_of = np.full(len(keys), -1, np.int64)
     row_of[ids[hits][::-1]] = hits[::-1]
     return renumber[ids], [keys[k] for k in used.tolist()], row_of[used]
-
-
-def _reordered(hot: tuple[np.ndarray, np.ndarray], position: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """A pulled-out arg's (row, value) in the trace's row order, rows sorted; `position` is
-    each scanned row's place (-1: dropped)."""
-    rows, values = hot
-    where = position[rows]
-    keep = where >= 0
-    where, values = where[keep], values[keep]
-    if where.shape[0] > 1 and not (where[1:] > where[:-1]).all():
-        order = np.argsort(where, kind="stable")
-        where, values = where[order], values[order]
-    return where, values
 
 
 def _is_device(name: str) -> bool:
