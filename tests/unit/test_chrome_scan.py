@@ -223,6 +223,67 @@ def test_any_piece_or_window_size_gives_the_same_trace(size, tmp_path, monkeypat
             assert_same(scan_chrome(data, str(path), HOST), want)
 
 
+# ---- a plain file in two parts, on two threads -------------------------------------------------
+def _parts_used(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records how many scanners each plain scan kept (2: the guessed split held)."""
+    kept: list[int] = []
+    scan_plain = chrome_scan._scan_plain
+
+    def spy(data: Any) -> Any:
+        result = scan_plain(data)
+        kept.append(len(result[0]))
+        return result
+
+    monkeypatch.setattr(chrome_scan, "_scan_plain", spy)
+    monkeypatch.setattr(chrome_scan, "_PARALLEL_BYTES", 0)
+    return kept
+
+
+def test_two_parts_scanned_at_once_give_the_same_trace(tmp_path, monkeypatch):
+    """Each half of a file read by its own scanner, joined (event numbers, tracks, names, flow
+    keys across the split, pulled-out args): the one-scanner trace."""
+    kept = _parts_used(monkeypatch)
+    for path in (*SMALL_TRACES, TINY_MLP):
+        plain = _plain(path.read_bytes())
+        want = decode_chrome_python(plain, str(path), HOST)
+        for data in (plain, _mapped(plain, tmp_path / path.name, monkeypatch)):
+            assert_same(scan_chrome(data, str(path), HOST), want)
+    assert kept and all(n == 2 for n in kept)
+
+
+def test_flows_across_the_split_join_their_points(monkeypatch):
+    """A flow starting in the first part and ending in the second is one flow: the second
+    scanner's flow keys are numbered as the first's where they are the same."""
+    kept = _parts_used(monkeypatch)
+    first = [{"ph": "X", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5, "name": "launch"}
+             for i in range(30)]
+    first += [{"ph": "s", "pid": 1, "tid": 1, "ts": 10 * i + 1, "id": i, "cat": "ac2g"}
+              for i in range(30)]
+    second = [{"ph": "X", "pid": 2, "tid": 7, "ts": 10 * i + 2, "dur": 5, "name": "kernel"}
+              for i in range(30)]
+    second += [{"ph": "f", "pid": 2, "tid": 7, "ts": 10 * i + 3, "id": i, "cat": "ac2g",
+                "bp": "e"} for i in range(30)]
+    plain = json.dumps({"traceEvents": first + second}).encode()
+    want = decode_chrome_python(plain, "flows.json", HOST)
+    assert want.flow_edges.shape[0] == 30
+    assert_same(scan_chrome(plain, "flows.json", HOST), want)
+    assert kept == [2]
+
+
+def test_a_split_guessed_inside_an_event_is_dropped(monkeypatch):
+    """The split is a guess (`}, {` past the middle); where it falls inside an event (here a
+    list of objects in one event's args across the middle) the first scanner reads on alone."""
+    kept = _parts_used(monkeypatch)
+    events = [{"ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1, "name": f"e{i}"}
+              for i in range(20)]
+    events.insert(10, {"ph": "X", "pid": 1, "tid": 2, "ts": 5, "dur": 3, "name": "big",
+                       "args": {"items": [{"k": i} for i in range(2000)]}})
+    plain = json.dumps({"traceEvents": events}).encode()
+    assert_same(scan_chrome(plain, "split.json", HOST),
+                decode_chrome_python(plain, "split.json", HOST))
+    assert kept == [1]
+
+
 # ---- fuzzed variants of a real Kineto trace ------------------------------------------------------
 class Raw(str):
     """JSON text written as it is: numbers, escapes and spellings json.dumps would not make."""
@@ -251,11 +312,10 @@ ARG_KEYS = (*HOT_ARGS, "grid", "block", "Input Dims", "est. achieved occupancy %
             "labels", "Call stack", "caf\u00e9", "", Raw('"\\u0063orrelation"'),
             Raw('"External\\u0020id"'), Raw('"a\\"b"'))
 SPACES = ("", "", "", " ", "\n", "\n    ", "\t", "\r\n")
-ESCAPED_BP = ()
-"""(Raw('"\\u0065"'),) once the scanner reads it as "e" (test_flow_keys_and_bp_...)."""
-ESCAPED_FLOW_CATS = ()
-"""("caf\u00e9", Raw('"f\\u0077dbwd"')) once the scanner keys flows by their decoded category
-(test_flow_keys_and_bp_...): json.dumps writes the first as `caf\\u00e9`."""
+ESCAPED_BP = (Raw('"\\u0065"'),)
+"""bp "e" spelled with an escape (test_flow_keys_and_bp_...)."""
+ESCAPED_FLOW_CATS = ("caf\u00e9", Raw('"f\\u0077dbwd"'))
+"""Flow categories that json.dumps writes with escapes (`caf\\u00e9`), or spelled so by hand."""
 
 
 def _time(rng: random.Random, near: Decimal) -> Any:
@@ -560,24 +620,16 @@ FLOWS = ('{"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "
 encloses it with bp "e", else to the next one, the third)."""
 
 
-def _known(reason: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"scanner bug: {reason}")
-
-
 @pytest.mark.parametrize("fields", [
     pytest.param(("1", '"fwdbwd"', "1", "25", '"fwdbwd"', '"e"'), id="plain"),
     pytest.param(("1", '"caf\\u00e9"', "1", "25", '"caf\\u00e9"', '"e"'), id="escaped cat"),
     pytest.param(("1", '"fwdbwd"', "1", "2.5e1", '"fwdbwd"', '"e"'), id="f parsed in Python"),
-    pytest.param(("1", '"fwdbwd"', "1", "25", '"fwdbwd"', '"\\u0065"'), id="bp escaped",
-                 marks=_known('bp "\\u0065" is not read as "e" (the f binds to the next slice)')),
+    pytest.param(("1", '"fwdbwd"', "1", "25", '"fwdbwd"', '"\\u0065"'), id="bp escaped"),
     pytest.param(("1", '"caf\\u00e9"', "1", "2.5e1", '"caf\\u00e9"', '"e"'),
-                 id="escaped cat, f parsed in Python",
-                 marks=_known("a flow point parsed in Python looks its key up as json.dumps("
-                              "ensure_ascii=False) spells it: `caf\\u00e9` is another flow")),
+                 id="escaped cat, f parsed in Python"),
     pytest.param(('"\\u00e9"', "null", '"\\u00e9"', "2.5e1", "null", '"e"'),
-                 id="escaped id, f parsed in Python", marks=_known("likewise for a string id")),
-    pytest.param(("1", '"ab"', "1", "25", '"a\\u0062"', '"e"'), id="cat spelled two ways",
-                 marks=_known("flow keys are the raw bytes: `ab` and `a\\u0062` are two flows")),
+                 id="escaped id, f parsed in Python"),
+    pytest.param(("1", '"ab"', "1", "25", '"a\\u0062"', '"e"'), id="cat spelled two ways"),
 ])
 def test_flow_keys_and_bp_as_the_python_reader_reads_them(fields):
     """Flow ids, categories and bp written with escapes, or with one point read by the scanner
@@ -717,9 +769,6 @@ def test_damaged_large_files_keep_the_events_the_python_reader_keeps(monkeypatch
                for d in damaged.values()) >= 20
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="scanner bug: a cut gzip stream loses the text of the "
-                   "last _PIECE read (gzip's read(_PIECE) raises EOFError and drops what it "
-                   "had inflated); with pieces of 8 MB a small file keeps no event")
 def test_cut_gzip_streams_of_large_files_keep_the_events_the_python_reader_keeps(monkeypatch):
     """A gzip stream cut short (a copy that stopped, a crash while writing): every complete
     event before the cut, as the Python reader's zlib prefix keeps them."""

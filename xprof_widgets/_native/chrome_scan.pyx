@@ -239,6 +239,21 @@ cdef int32_t intern(Interner* t, const uint8_t* p, int64_t n) noexcept nogil:
     return t.count - 1
 
 
+cdef int32_t lookup(Interner* t, const uint8_t* p, int64_t n) noexcept nogil:
+    """The id of the key p[:n], or -1."""
+    cdef int64_t slot = hash_bytes(p, n) & t.mask
+    cdef int32_t k
+    cdef int64_t start
+    while True:
+        k = t.table[slot]
+        if k == 0:
+            return -1
+        start = key_start(t, k - 1)
+        if key_start(t, k) - start == n and memcmp(t.arena.data + start, p, n) == 0:
+            return k - 1
+        slot = (slot + 1) & t.mask
+
+
 cdef list interner_keys(Interner* t):
     cdef list out = []
     cdef int32_t k
@@ -908,6 +923,10 @@ cdef class Scanner:
                 return self._slow(b, start, p)
             if k_bp != T_MISSING and k_bp != T_STRING:
                 return self._slow(b, start, p)
+            # flows are keyed by their raw text: escaped spellings are Python's to read
+            if _has_backslash(b, a_cat, e_cat) or _has_backslash(b, a_id, e_id) \
+                    or _has_backslash(b, a_bp, e_bp):
+                return self._slow(b, start, p)
             return p if self._flow_point(b, ph, track, k_cat, a_cat, e_cat, k_id, a_id, e_id,
                                          i_id, ts_us, ts_ps,
                                          k_bp == T_STRING and e_bp - a_bp == 3
@@ -1048,19 +1067,39 @@ cdef class Scanner:
 
     def flow_key_number(self, const uint8_t[::1] key) -> int:
         """The number of a flow key written as the scanner writes them, or -1."""
-        cdef const uint8_t* p = &key[0] if key.shape[0] else <const uint8_t*>b""
-        cdef int64_t slot = hash_bytes(p, key.shape[0]) & self.flow_keys.mask
-        cdef int32_t k
+        return lookup(&self.flow_keys, &key[0] if key.shape[0] else <const uint8_t*>b"",
+                      key.shape[0])
+
+    def merge_flow_keys(self, Scanner other, int32_t first_new):
+        """Numbers for the other scanner's flow keys (the part of a file after this one's):
+        this scanner's number where it has the key, else new numbers from first_new. Returns
+        (numbers, the next new number)."""
+        out = np.empty(other.flow_keys.count, np.int32)
+        cdef int32_t[::1] numbers = out
+        cdef int32_t k, found
         cdef int64_t start
-        while True:
-            k = self.flow_keys.table[slot]
-            if k == 0:
-                return -1
-            start = key_start(&self.flow_keys, k - 1)
-            if key_start(&self.flow_keys, k) - start == key.shape[0] and \
-                    memcmp(self.flow_keys.arena.data + start, p, key.shape[0]) == 0:
-                return k - 1
-            slot = (slot + 1) & self.flow_keys.mask
+        with nogil:
+            for k in range(other.flow_keys.count):
+                start = key_start(&other.flow_keys, k)
+                found = lookup(&self.flow_keys, other.flow_keys.arena.data + start,
+                               key_start(&other.flow_keys, k + 1) - start)
+                if found < 0:
+                    found = first_new
+                    first_new += 1
+                numbers[k] = found
+        return out, first_new
+
+    def start_in_events(self, bint array_doc):
+        """Starts this scanner inside the list of events, where an element is due (a part of
+        a file that another scanner reads up to here)."""
+        self.state = S_EV_VALUE
+        self.seen_events = True
+        self.array_doc = array_doc
+
+    @property
+    def at_event(self) -> bool:
+        """Whether the scan stopped where an element of the events list is due."""
+        return self.state == S_EV_VALUE
 
 
 cdef inline bint _plain(int kind) noexcept nogil:

@@ -391,7 +391,7 @@ class ChromeBuilder:
         self.open_slices = {}
         parsed, parsed_raw = self._parsed_rows(args)
         rows = parsed if fast is None else fast if not parsed.event.shape[0] else \
-            _concat(fast, parsed)
+            concat_rows([fast, parsed])
         n_fast = 0 if fast is None else fast.event.shape[0]
         ts_f = rows.ts_us.astype(np.float64)
         ts_f += rows.ts_ps / 1e6
@@ -594,11 +594,7 @@ class ChromeBuilder:
         One sweep per thread over its slices and its points sorted by time: O(n log n).
         """
         parsed = self._parsed_flow_points()
-        points = parsed if fast is None else FlowPoints(
-            *(np.concatenate([a, b]) for a, b in zip(
-                (fast.key, fast.track, fast.ts_us, fast.ts_ps, fast.encloses, fast.event),
-                (parsed.key, parsed.track, parsed.ts_us, parsed.ts_ps, parsed.encloses,
-                 parsed.event))))
+        points = parsed if fast is None else concat_flow_points([fast, parsed])
         by_file = np.argsort(points.event, kind="stable")
         final_track = np.full(len(self.track_keys), -1, np.int64)
         final_track[[self.track_index[k] for k in track_keys]] = np.arange(len(track_keys))
@@ -646,11 +642,28 @@ class _Shift:
         return self.whole_us * _PS_PER_US + self.rest_ps
 
 
-def _concat(fast: Rows, parsed: Rows) -> Rows:
-    """Fast rows, then the parsed ones."""
-    return Rows(*(np.concatenate([getattr(fast, f), getattr(parsed, f)])
-                  for f in ("event", "track", "name", "ts_us", "ts_ps", "dur_ps", "args_at",
-                            "args_len")), hot=fast.hot)
+_ROW_COLUMNS = ("event", "track", "name", "ts_us", "ts_ps", "dur_ps", "args_at", "args_len")
+
+
+def concat_rows(parts: list[Rows]) -> Rows:
+    """Rows one part after another (their hot rows already count the parts before)."""
+    if len(parts) == 1:
+        return parts[0]
+    hot: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for part in parts:
+        for name, (rows, values) in part.hot.items():
+            before = hot.get(name)
+            hot[name] = (rows, values) if before is None else (
+                np.concatenate([before[0], rows]), np.concatenate([before[1], values]))
+    return Rows(*(np.concatenate([getattr(p, f) for p in parts]) for f in _ROW_COLUMNS),
+                hot=hot)
+
+
+def concat_flow_points(parts: list[FlowPoints]) -> FlowPoints:
+    if len(parts) == 1:
+        return parts[0]
+    return FlowPoints(*(np.concatenate([getattr(p, f) for p in parts])
+                        for f in ("key", "track", "ts_us", "ts_ps", "encloses", "event")))
 
 
 def _first_use_numbering(ids: np.ndarray, event: np.ndarray, keys: list

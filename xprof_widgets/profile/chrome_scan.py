@@ -13,9 +13,10 @@ enough for it; a damaged large file keeps the events before the damage, with a w
 
 from __future__ import annotations
 
-import io
 import json
+import os
 import queue
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -24,15 +25,15 @@ import numpy as np
 
 from .._native import chrome_scan as native
 from .chrome_args import HOT_ARGS, ChromeArgs
-from .chrome_build import ChromeBuilder, FlowPoints, Rows
+from .chrome_build import ChromeBuilder, FlowPoints, Rows, concat_flow_points, concat_rows
 from .chrome_header import apply_header
 from .chrome_time import parse_float
 from .mapped import prefault, release
 
-try:  # isal's gunzip measured 3.4 GB/s here against zlib's 0.9 (docs/pytorch.md)
-    from isal import igzip as _gzip
+try:  # isal inflates twice as fast as zlib here (docs/pytorch.md)
+    from isal import isal_zlib as _zlib
 except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
-    import gzip as _gzip
+    import zlib as _zlib
 
 PYTHON_LIMIT_BYTES = 64 << 20
 """Damaged files up to this size (uncompressed) are read by the Python reader, whose salvage
@@ -40,8 +41,12 @@ and messages are the reference; its objects take about 10x the JSON text, so lar
 the scanner's salvage (the events before the damage, with its own message)."""
 _WINDOW = 64 << 20
 """Bytes of a mapped file scanned per call, each released after (plain files)."""
+_PARALLEL_BYTES = 128 << 20
+"""Plain files from this size are scanned in two parts at once (on two cores)."""
 _PIECE = 8 << 20
-"""Decompressed bytes handed to the scanner per call (gzip)."""
+"""Decompressed bytes handed to the scanner per call (gzip), at most."""
+_COMPRESSED_CHUNK = 1 << 20
+_GZIP_WBITS = 31  # a gzip header and trailer around deflate data
 _MIN_EVENT_BYTES = 64
 """Fewer bytes than Kineto's or jax's smallest events take (column room is reserved by it)."""
 _BAD_UTF8 = "bytes that are not UTF-8 (the first at byte {at}) were read as U+FFFD"
@@ -59,53 +64,106 @@ def scan_chrome(data: Any, source: str, host: str) -> Any:
     """The HostTrace of a Chrome trace (bytes or a mapping, gzipped or not), or None where
     the Python reader must take it (see the module's docstring)."""
     gz = data[:2] == b"\x1f\x8b"
-    scanner = native.Scanner([k.encode() for k in HOT_ARGS], copy_args=gz,
-                             expect_events=0 if gz else len(data) // _MIN_EVENT_BYTES)
-    status, damage, size = (_scan_gzip if gz else _scan_plain)(scanner, data)
-    if status == native.FALLBACK or (status == native.DONE and not scanner.seen_events):
+    parts, status, damage, size = _scan_gzip(data) if gz else _scan_plain(data)
+    lead, last = parts[0], parts[-1]
+    if status == native.FALLBACK or (status == native.DONE and not lead.seen_events):
         return None
     if damage is None and status == native.ERROR:
-        damage = f"the JSON breaks off at byte {scanner.error_at} ({scanner.error})"
+        damage = f"the JSON breaks off at byte {last.error_at} ({last.error})"
     if damage is not None and size <= PYTHON_LIMIT_BYTES:
         return None
     builder = ChromeBuilder(source, host)
+    n_events = sum(part.n_events for part in parts)
     errors = "surrogatepass"
-    if scanner.bad_utf8_at >= 0:
+    bad_utf8 = [part.bad_utf8_at for part in parts if part.bad_utf8_at >= 0]
+    if bad_utf8:
         errors = "replace"
-        builder.notes.append(_BAD_UTF8.format(at=scanner.bad_utf8_at))
+        builder.notes.append(_BAD_UTF8.format(at=bad_utf8[0]))
     if damage is not None:
-        builder.notes.append(f"{damage}: kept the {scanner.n_events} complete events before it; "
+        builder.notes.append(f"{damage}: kept the {n_events} complete events before it; "
                              "copy the file again or capture a new profile for the rest")
-    apply_header(builder, _header(scanner.header, errors))
-    if not _add_others(builder, scanner, errors):
-        return None
-    builder.n_events = scanner.n_events
-    args = ChromeArgs(scanner.args_blob() if gz else data, errors)
-    rows, flows = _columns(builder, scanner, errors)
+    apply_header(builder, _header([pair for part in parts for pair in part.header], errors))
+    offsets = np.cumsum([0] + [part.n_events for part in parts]).tolist()
+    for part, offset in zip(parts, offsets):
+        if not _add_others(builder, part, offset, errors):
+            return None
+    builder.n_events = n_events
+    args = ChromeArgs(lead.args_blob() if gz else data, errors)
+    rows, flows = _columns(builder, parts, offsets, errors)
     return builder.finish(args, rows, flows)
 
 
 # ---- reading the bytes -------------------------------------------------------------------------
-def _scan_plain(scanner: Any, data: Any) -> tuple[int, str | None, int]:
-    """Scans the bytes in windows, handing each scanned window's pages back (a mapping)."""
+def _scanner(gz: bool, size: int) -> Any:
+    return native.Scanner([k.encode() for k in HOT_ARGS], copy_args=gz,
+                          expect_events=size // _MIN_EVENT_BYTES)
+
+
+def _scan_plain(data: Any) -> tuple[list, int, str | None, int]:
+    """Scans the bytes; a large file in two parts on two threads, the second from an events
+    list element found past the middle, taken when the first part's scan ends exactly there
+    (else the first scanner goes on alone)."""
+    size = len(data)
+    lead = _scanner(False, size)
+    split = _split_point(data) if size >= _PARALLEL_BYTES and (os.cpu_count() or 1) > 1 \
+        else None
+    if split is None:
+        return [lead], _scan_range(lead, data, 0, size, True)[0], None, size
+    tail = _scanner(False, size - split)
+    tail.start_in_events(data[_first_byte(data)] == ord("["))
+    tail_result: list = []
+    worker = threading.Thread(target=lambda: tail_result.append(
+        _scan_range(tail, data, split, size, True)), name="xprof-widgets-scan", daemon=True)
+    worker.start()
+    status, pos = _scan_range(lead, data, 0, split, False)
+    worker.join()
+    if status == native.NEED_MORE and pos == split and lead.at_event and tail_result:
+        return [lead, tail], tail_result[0][0], None, size
+    if status == native.NEED_MORE:  # the guess was inside an event: the lead reads on
+        status, _ = _scan_range(lead, data, pos, size, True)
+    return [lead], status, None, size
+
+
+def _scan_range(scanner: Any, data: Any, start: int, end: int, final: bool) -> tuple[int, int]:
+    """Scans data[start:end] in windows, each prefaulted before and its pages handed back
+    after (a mapping); (status, where the scan stopped)."""
     view = memoryview(data)
-    pos, window, size = 0, _WINDOW, len(data)
-    status = native.NEED_MORE
-    while status == native.NEED_MORE:
-        end = min(size, pos + window)
-        prefault(data, pos, end)
-        status, consumed = scanner.feed(view[pos:end], pos, end == size)
-        if status == native.NEED_MORE and consumed == 0:
-            window *= 2  # one event larger than the window
+    pos, window = start, _WINDOW
+    while True:
+        stop = min(end, pos + window)
+        prefault(data, pos, stop)
+        status, consumed = scanner.feed(view[pos:stop], pos, final and stop == end)
         if consumed:
             release(data, pos, pos + consumed)
         pos += consumed
-    return status, None, size
+        if status != native.NEED_MORE or (stop == end and not final):
+            return status, pos
+        if consumed == 0:
+            window *= 2  # one event larger than the window
 
 
-def _scan_gzip(scanner: Any, data: Any) -> tuple[int, str | None, int]:
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+
+
+def _split_point(data: Any) -> int | None:
+    """Where, past the middle, an element of the events list seems to start: just after the
+    comma between two objects (checked by the first scanner, which must end exactly there)."""
+    found = _BOUNDARY.search(memoryview(data), len(data) // 2, len(data) // 2 + _WINDOW)
+    if found is None:
+        return None
+    return data.find(b",", found.start()) + 1
+
+
+def _first_byte(data: Any) -> int:
+    """The position of the document's first byte that is not whitespace."""
+    head = bytes(data[:4096])
+    return len(head) - len(head.lstrip())
+
+
+def _scan_gzip(data: Any) -> tuple[list, int, str | None, int]:
     """Scans the decompressed pieces as a second thread makes them; what an event leaves over
     at a piece's end goes before the next piece."""
+    scanner = _scanner(True, 0)
     carry = b""
     base = 0
     status = native.NEED_MORE
@@ -117,12 +175,13 @@ def _scan_gzip(scanner: Any, data: Any) -> tuple[int, str | None, int]:
             status, consumed = scanner.feed(buf, base, False)
             carry = buf[consumed:]
             base += consumed
-            if status != native.NEED_MORE:
-                break
+            if status != native.NEED_MORE and status != native.DONE:
+                break  # (after DONE only whitespace may follow: the rest is read too)
         else:
             damage = pieces.damage
-            status, consumed = scanner.feed(carry, base, True)
-            base += consumed
+            if status == native.NEED_MORE:
+                status, consumed = scanner.feed(carry, base, True)
+                base += consumed
         size = base + len(carry)
         if status == native.ERROR:  # how large is the rest? (the Python reader takes small files)
             for piece in pieces:
@@ -131,7 +190,7 @@ def _scan_gzip(scanner: Any, data: Any) -> tuple[int, str | None, int]:
                     break
     finally:
         pieces.stop()
-    return status, damage, size
+    return [scanner], status, damage, size
 
 
 class _Pieces:
@@ -148,18 +207,33 @@ class _Pieces:
         self._thread.start()
 
     def _make(self, data: Any) -> None:
+        """Inflates the members of the stream one input chunk at a time, each call's output
+        bounded: on damage every byte inflated before it has been handed out."""
+        view = memoryview(data)
+        inflater, fed = _zlib.decompressobj(_GZIP_WBITS), False
         try:
-            with _gzip.open(io.BufferedReader(_Reader(data), 1 << 20)) as stream:
-                while not self._stopped.is_set():
-                    piece = stream.read(_PIECE)
-                    if not piece:
-                        break
-                    self._put(piece)
+            for at in range(0, len(view), _COMPRESSED_CHUNK):
+                pending = view[at:at + _COMPRESSED_CHUNK]
+                while len(pending) and not self._stopped.is_set():
+                    fed = True
+                    piece = inflater.decompress(pending, _PIECE)
+                    if piece:
+                        self._put(piece)
+                    pending = inflater.unconsumed_tail
+                    if inflater.eof:  # a member ends; another may follow
+                        pending = inflater.unused_data
+                        if len(pending) and bytes(pending[:2]) != b"\x1f\x8b":
+                            self.damage = "bytes that are not gzip follow the gzip stream"
+                            return
+                        inflater, fed = _zlib.decompressobj(_GZIP_WBITS), False
+            if fed:
+                self.damage = "the gzip stream is truncated"
         except MemoryError:
             self._put(MemoryError())
-        except Exception as exc:  # noqa: BLE001 - zlib, isal and gzip each raise their own
+        except Exception as exc:  # noqa: BLE001 - zlib and isal each raise their own
             self.damage = f"the gzip stream is truncated or corrupt ({exc})"
-        self._put(None)
+        finally:
+            self._put(None)
 
     def _put(self, item: Any) -> None:
         while not self._stopped.is_set():
@@ -186,23 +260,6 @@ class _Pieces:
         self._thread.join()
 
 
-class _Reader(io.RawIOBase):
-    """A file over bytes or a mapping, read without copying it whole."""
-
-    def __init__(self, data: Any):
-        self._view = memoryview(data)
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, out: Any) -> int:
-        n = min(len(out), len(self._view) - self._pos)
-        out[:n] = self._view[self._pos:self._pos + n]
-        self._pos += n
-        return n
-
-
 # ---- into the builder --------------------------------------------------------------------------
 def _header(pairs: list[tuple[bytes, bytes]], errors: str) -> dict[str, Any]:
     """The top-level members other than `traceEvents`, decoded (the last of a repeated key)."""
@@ -211,7 +268,7 @@ def _header(pairs: list[tuple[bytes, bytes]], errors: str) -> dict[str, Any]:
             for key, value in pairs}
 
 
-def _add_others(builder: ChromeBuilder, scanner: Any, errors: str) -> bool:
+def _add_others(builder: ChromeBuilder, scanner: Any, offset: int, errors: str) -> bool:
     """Parses the events the scanner left to Python into the builder; False where the document
     is a list whose items are not events (the Python reader names what such files are)."""
     events, at, length, blob = scanner.others()
@@ -219,29 +276,42 @@ def _add_others(builder: ChromeBuilder, scanner: Any, errors: str) -> bool:
         ev = json.loads(blob[a:a + n].decode("utf-8", errors), parse_float=parse_float)
         if scanner.array_doc and type(ev) is not dict:
             return False
-        builder.add(ev, index)
+        builder.add(ev, offset + index)
     return True
 
 
-def _columns(builder: ChromeBuilder, scanner: Any, errors: str) -> tuple[Rows, FlowPoints]:
-    """The scanner's slice and flow columns in the builder's numbering."""
-    track_keys, name_keys = scanner.keys()
-    tracks = np.array([builder.track((*_pid_tid(k, errors), False)) for k in track_keys],
-                      np.int64).reshape(-1)
-    names = np.array([builder.name_row(*_name_cat(k, errors)) for k in name_keys],
-                     np.int64).reshape(-1)
-    builder.known_flows = scanner.n_flow_keys
-    builder.known_flow = lambda key: _known_flow(scanner, key)
-    s = scanner.slices()
-    hot = scanner.hot()
-    rows = Rows(event=s["event"], track=tracks[s["track"]], name=names[s["name"]],
-                ts_us=s["ts_us"], ts_ps=s["ts_ps"].astype(np.int64), dur_ps=s["dur_ps"],
-                args_at=s["args_at"], args_len=s["args_len"], hot=hot)
-    f = scanner.flows()
-    flows = FlowPoints(key=f["key"].astype(np.int64), track=tracks[f["track"]], ts_us=f["ts_us"],
-                       ts_ps=f["ts_ps"].astype(np.int64), encloses=f["encloses"],
-                       event=f["event"])
-    return rows, flows
+def _columns(builder: ChromeBuilder, parts: list, offsets: list[int],
+             errors: str) -> tuple[Rows, FlowPoints]:
+    """The scanners' slice and flow columns in the builder's numbering, part after part."""
+    lead = parts[0]
+    flow_maps = [None]
+    known = lead.n_flow_keys
+    for part in parts[1:]:
+        numbers, known = lead.merge_flow_keys(part, known)
+        flow_maps.append(numbers)
+    builder.known_flows = known
+    builder.known_flow = lambda key: _known_flow(parts, flow_maps, key)
+    row_offset = 0
+    rows, flows = [], []
+    for part, offset, flow_map in zip(parts, offsets, flow_maps):
+        track_keys, name_keys = part.keys()
+        tracks = np.array([builder.track((*_pid_tid(k, errors), False)) for k in track_keys],
+                          np.int64).reshape(-1)
+        names = np.array([builder.name_row(*_name_cat(k, errors)) for k in name_keys],
+                         np.int64).reshape(-1)
+        s = part.slices()
+        rows.append(Rows(event=s["event"] + offset, track=tracks[s["track"]],
+                         name=names[s["name"]], ts_us=s["ts_us"],
+                         ts_ps=s["ts_ps"].astype(np.int64), dur_ps=s["dur_ps"],
+                         args_at=s["args_at"], args_len=s["args_len"],
+                         hot={k: (r + row_offset, v) for k, (r, v) in part.hot().items()}))
+        row_offset += s["event"].shape[0]
+        f = part.flows()
+        key = f["key"] if flow_map is None else flow_map[f["key"]]
+        flows.append(FlowPoints(key=key.astype(np.int64), track=tracks[f["track"]],
+                                ts_us=f["ts_us"], ts_ps=f["ts_ps"].astype(np.int64),
+                                encloses=f["encloses"], event=f["event"] + offset))
+    return concat_rows(rows), concat_flow_points(flows)
 
 
 def _text(raw: bytes, errors: str) -> str:
@@ -280,8 +350,8 @@ def _name_cat(key: bytes, errors: str) -> tuple[str, str | None]:
     return ("" if name is None else name), category
 
 
-def _known_flow(scanner: Any, key: tuple) -> int:
-    """The scanner's number of a flow key parsed in Python, or -1 (the scanner keeps keys
+def _known_flow(parts: list, flow_maps: list, key: tuple) -> int:
+    """The scanners' number of a flow key parsed in Python, or -1 (the scanner keeps keys
     as written: a category or id spelled with other escapes than the canonical ones reads as
     another flow; writers spell them alike)."""
     category, flow_id, id2 = key
@@ -292,7 +362,11 @@ def _known_flow(scanner: Any, key: tuple) -> int:
     raw = b"n" if category is None else _raw_text(category)
     raw += (b"i" + flow_id.to_bytes(8, "little", signed=True) if type(flow_id) is int
             else _raw_text(flow_id))
-    return scanner.flow_key_number(raw)
+    for part, flow_map in zip(parts, flow_maps):
+        number = part.flow_key_number(raw)
+        if number >= 0:
+            return number if flow_map is None else int(flow_map[number])
+    return -1
 
 
 def _raw_text(text: str) -> bytes:
