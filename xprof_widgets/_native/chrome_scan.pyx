@@ -1038,6 +1038,7 @@ cdef class Scanner:
         return out
 
     def flows(self) -> dict:
+        """The flow point columns (emptied from the scanner)."""
         return {"event": vec_array(&self.f_event, np.int64),
                 "track": vec_array(&self.f_track, np.int32),
                 "key": vec_array(&self.f_key, np.int32),

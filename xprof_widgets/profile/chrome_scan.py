@@ -1,7 +1,7 @@
 """The compiled path for Chrome trace JSON: bytes -> the scanner's columns -> ChromeBuilder.
 
-A plain `.json` is scanned where it lies (a read-only mapping, released as the scan passes) and
-its events' args stay ranges of the file. A `.json.gz` is decompressed on a second thread,
+A plain `.json` is scanned where it lies (a read-only mapping, released as the scan passes),
+a large one in two parts on two cores, and its events' args stay ranges of the file. A `.json.gz` is decompressed on a second thread,
 piece by piece, while the scanner reads the previous piece; the args bytes are copied out as it
 goes, so the whole text is never held. The few events the scanner leaves to Python (metadata,
 B/E pairs, counters, odd shapes) are parsed one by one into the same builder.
@@ -29,6 +29,7 @@ from .chrome_build import ChromeBuilder, FlowPoints, Rows, concat_flow_points, c
 from .chrome_header import apply_header
 from .chrome_time import parse_float
 from .mapped import prefault, release
+from .trace_data import HostTrace
 
 try:  # isal inflates twice as fast as zlib here (docs/pytorch.md)
     from isal import isal_zlib as _zlib
@@ -52,15 +53,7 @@ _MIN_EVENT_BYTES = 64
 _BAD_UTF8 = "bytes that are not UTF-8 (the first at byte {at}) were read as U+FFFD"
 
 
-class _Damage(Exception):
-    """The gzip stream broke: `text` says how."""
-
-    def __init__(self, text: str):
-        super().__init__(text)
-        self.text = text
-
-
-def scan_chrome(data: Any, source: str, host: str) -> Any:
+def scan_chrome(data: Any, source: str, host: str) -> HostTrace | None:
     """The HostTrace of a Chrome trace (bytes or a mapping, gzipped or not), or None where
     the Python reader must take it (see the module's docstring)."""
     gz = data[:2] == b"\x1f\x8b"
