@@ -5,7 +5,10 @@ HTA (facebookresearch/HolisticTraceAnalysis, hta/analyzers/breakdown_analysis.py
 - GPU work: what ran on a stream, i.e. the events of a GPU process with a `stream` arg that
   reads as an integer other than -1 (kernels, copies, memsets, syncs; MTIA's stream events);
 - a kernel's type by its name: COMMUNICATION `^nccl.*Kernel`, MEMORY `^Memcpy|^Memset|^dma`,
-  COMPUTATION unless `^nccl.*Kernel|.*Memcpy|^Memset|.*Sync`, else OTHER;
+  COMPUTATION unless `^nccl.*Kernel|.*Memcpy|^Memset|.*Sync`, else OTHER. Ours types as
+  COMMUNICATION every kernel of kernel_families.COMMUNICATION_FAMILIES (NCCL anywhere in the
+  name, RCCL, DeepEP, symmetric memory, NVSHMEM, custom all-reduce / all-to-all): HTA would
+  count DeepEP's dispatch as computation;
 - in a trace of two or more profiler steps (names with `ProfilerStep`), only the work launched
   before the last step began: work whose `correlation` is that of a host call starting before
   the latest start of a ProfilerStep annotation (CPU or GPU); the last step is often cut off;
@@ -36,18 +39,21 @@ import pandas as pd
 
 from ..profile.model import PS_PER_US, Profile
 from .hosts import host_parts
-from .kineto import events_of, int_stat, meta_categories, rank_of
+from .kernel_families import COMMUNICATION_FAMILIES, communication_family, is_communication
+from .kineto import KERNELS, events_of, int_stat, meta_categories, rank_of
 
 TYPES = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 """HTA's kernel types that the breakdown splits, in the order it names overlaps."""
 OTHER = "OTHER"
-_COMMUNICATION = re.compile(r"^nccl.*Kernel")
+HTA_COMMUNICATION = re.compile(r"^nccl.*Kernel")
+"""HTA's own communication rule (hta_kernel_type), kept to name where ours differs."""
 _MEMORY = re.compile(r"(^Memcpy)|(^Memset)|(^dma)")
 _NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
 STEP_MARK = "ProfilerStep"
 TIME_COLUMNS = ["rank", "idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct",
                 "compute_pct", "non_compute_pct"]
 KERNEL_COLUMNS = ["rank", "kernel_type", "total_us", "percentage"]
+FAMILY_COLUMNS = ["rank", "family", "kernels", "total_us"]
 OVERLAP_COLUMNS = ["rank", "communication_us", "overlap_us", "comp_comm_overlap_pctg"]
 IDLE_COLUMNS = ["rank", "stream", "idle_category", "idle_time_us", "idle_time_ratio"]
 IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")
@@ -59,9 +65,20 @@ KERNEL_WAIT_US = 30
 docstring says 30 ns, but it compares it with its microsecond times: 30 us)."""
 
 
-def kernel_type(name: str) -> str:
-    """HTA's type of a GPU kernel by its name (hta.utils.utils.get_kernel_type)."""
-    if _COMMUNICATION.match(name):
+def kernel_type(name: str, category: str = "kernel") -> str:
+    """A GPU work event's type by its name: HTA's (hta.utils.utils.get_kernel_type) but with
+    every kernel of a communication family of kernel_families as COMMUNICATION, so that DeepEP,
+    symmetric-memory or NVSHMEM traffic is not counted as compute. Only kernels (`category`):
+    a GPU annotation named `nccl:all_reduce` keeps HTA's type."""
+    if category in KERNELS and is_communication(name):
+        return "COMMUNICATION"
+    return hta_kernel_type(name)
+
+
+def hta_kernel_type(name: str) -> str:
+    """HTA's own type of a GPU kernel by its name (hta.utils.utils.get_kernel_type): only
+    `^nccl.*Kernel` communicates."""
+    if HTA_COMMUNICATION.match(name):
         return "COMMUNICATION"
     if _MEMORY.match(name):
         return "MEMORY"
@@ -135,7 +152,9 @@ def gpu_work(profile: Profile) -> GpuWork:
     events = gpu_work_events(profile)
     rows, row_of_event = np.unique(profile.meta[events], return_inverse=True)
     names = profile.metadata["name"].to_numpy(dtype=object)[rows]
-    types = np.array([kernel_type(str(n)) for n in names], dtype=object)
+    categories = meta_categories(profile)[rows]
+    types = np.array([kernel_type(str(n), str(c)) for n, c in zip(names, categories, strict=True)],
+                     dtype=object)
     start = profile.start_ps[events]
     return GpuWork(rank=rank_of(profile), start=start, end=start + profile.duration_ps[events],
                    kernel_type=types[row_of_event.reshape(-1)])
@@ -277,6 +296,41 @@ def overlap_table(works: list[GpuWork], per_us: int = PS_PER_US) -> pd.DataFrame
                      else np.nan})
     return pd.DataFrame(rows, columns=OVERLAP_COLUMNS).astype(
         {"rank": np.int64, **dict.fromkeys(OVERLAP_COLUMNS[1:], np.float64)})
+
+
+def family_part(profile: Profile) -> pd.DataFrame:
+    """One host's communication kernels per family (FAMILY_COLUMNS; total_us sums their
+    durations, concurrent ones each counted): which libraries communicated, so a view can
+    name them rather than say "NCCL"."""
+    events = gpu_work_events(profile)
+    events = events[np.isin(meta_categories(profile)[profile.meta[events]], KERNELS)]
+    names = profile.metadata["name"].to_numpy(dtype=object)
+    family = pd.Series([communication_family(str(n)) for n in names], dtype=object)
+    frame = pd.DataFrame({"family": family.to_numpy()[profile.meta[events]],
+                          "ps": profile.duration_ps[events]}).dropna()
+    grouped = frame.groupby("family", sort=False)["ps"].agg(["size", "sum"]).reset_index()
+    return pd.DataFrame({"rank": rank_of(profile), "family": grouped["family"].astype(object),
+                         "kernels": grouped["size"].astype(np.int64),
+                         "total_us": grouped["sum"] / PS_PER_US}, columns=FAMILY_COLUMNS)
+
+
+def communication_by_family(profile: Profile) -> pd.DataFrame:
+    """Per rank, the communication kernels of each family of
+    kernel_families.COMMUNICATION_FAMILIES that ran (FAMILY_COLUMNS), in the table's family
+    order; empty when none ran."""
+    def find() -> pd.DataFrame:
+        frames = [p.part for p in host_parts(profile, family_part) if len(p.part)]
+        if not frames:
+            return pd.DataFrame({"rank": pd.Series(dtype=np.int64),
+                                 "family": pd.Series(dtype=object),
+                                 "kernels": pd.Series(dtype=np.int64),
+                                 "total_us": pd.Series(dtype=np.float64)})
+        order = {f.name: k for k, f in enumerate(COMMUNICATION_FAMILIES)}
+        frame = pd.concat(frames, ignore_index=True)
+        frame = frame.assign(_order=frame["family"].map(order))
+        return frame.sort_values(["rank", "_order"], kind="stable")[FAMILY_COLUMNS] \
+            .reset_index(drop=True)
+    return profile.memo(("communication_by_family",), find)
 
 
 @dataclass(frozen=True)

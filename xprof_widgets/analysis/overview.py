@@ -37,12 +37,14 @@ from ..profile.model import Profile
 from .framework_op_stats import FrameworkOpStatsAnalysis, analyze_framework_op_stats
 from .gpu_time import (
     comm_comp_overlap,
+    communication_by_family,
     host_works,
     idle_time_breakdown,
     kernel_breakdown,
     time_breakdown_table,
 )
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
+from .kernel_families import COMMUNICATION_FAMILIES
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 
 TOP_OPS = 10
@@ -265,7 +267,9 @@ def time_breakdown(profile: Profile) -> pd.DataFrame:
 def gpu_breakdowns(profile: Profile) -> dict[str, Any] | None:
     """HTA's four breakdowns as records for the view: temporal and kernel types as their
     tables, the overlap per rank, the idle time one row per rank and stream (`host_wait_us`,
-    `kernel_wait_us`, `other_us`, `idle_us`); None without GPU work."""
+    `kernel_wait_us`, `other_us`, `idle_us`); also the communication kernels per family that
+    ran (`communication`) and every family looked for (`communication_families`), so the view
+    names what communicated, or what it looked for when nothing did; None without GPU work."""
     temporal = time_breakdown(profile)
     if not len(temporal):
         return None
@@ -278,7 +282,9 @@ def gpu_breakdowns(profile: Profile) -> dict[str, Any] | None:
                for r in idle.itertuples(index=False)]
     return {"temporal": temporal.to_dict("records"),
             "kernel_types": kernel_breakdown(profile).to_dict("records"),
-            "overlap": comm_comp_overlap(profile).to_dict("records"), "idle": streams}
+            "overlap": comm_comp_overlap(profile).to_dict("records"), "idle": streams,
+            "communication": communication_by_family(profile).to_dict("records"),
+            "communication_families": [f.name for f in COMMUNICATION_FAMILIES]}
 
 
 def gpu_advice(gpu: dict[str, Any]) -> list[dict[str, str]]:

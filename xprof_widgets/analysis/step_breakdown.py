@@ -8,7 +8,7 @@ categories add up to the step time:
 
 - Device compute: the unit's device ops not named below;
 - Device collective communication: all-reduce, all-gather, reduce-scatter, all-to-all,
-  collective-permute, NCCL;
+  collective-permute, NCCL, and GPU kernels of kernel_families.COMMUNICATION_FAMILIES;
 - Device to device: other device-to-device copies, send / recv;
 - Host to device: the device's host-to-device ops and, on the thread that runs the steps, the
   host's enqueue and transfers (input_events.py);
@@ -43,6 +43,7 @@ from ..profile.ordering import is_derived_line
 from ..profile.threads import each_balanced
 from .hosts import host_parts
 from .input_events import DEFAULT_INPUT_PATTERN, HostEvents, host_input_events
+from .kernel_families import is_communication
 from .step_intersection import common_steps
 from .steps import (
     SOURCES,
@@ -240,9 +241,18 @@ def device_levels(profile: Profile) -> np.ndarray:
     for row in np.flatnonzero(np.isin(md["section_id"].to_numpy(), device_ids)).tolist():
         category = str(stats[row].get("hlo_category", ""))
         name = names[row]
-        out[row] = next((_LEVEL[column] for text, column in _DEVICE_CLASSES
-                         if text.search(category) or text.search(name)), _LEVEL["compute_us"])
+        out[row] = _device_level(category, name)
     return out
+
+
+def _device_level(category: str, name: str) -> int:
+    """The category level of one device op: the first of _DEVICE_CLASSES its hlo_category or
+    name matches; a GPU kernel of a communication family (kernel_families: DeepEP, NVSHMEM,
+    symmetric memory...) is a collective too, else compute."""
+    for text, column in _DEVICE_CLASSES:
+        if text.search(category) or text.search(name):
+            return _LEVEL[column]
+    return _LEVEL["collectives_us" if is_communication(name) else "compute_us"]
 
 
 def host_step_work(profile: Profile, steps: Steps) -> np.ndarray:

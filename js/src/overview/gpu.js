@@ -2,7 +2,7 @@
 // xprof_widgets/analysis/gpu_time.py): the temporal breakdown, kernel types and their overlaps,
 // communication overlapping computation, and each stream's idle time by cause. Per rank.
 import { h } from "../lib/dom.js";
-import { pct, percent, time } from "../lib/format.js";
+import { count, pct, percent, time } from "../lib/format.js";
 
 export const TEMPORAL = [
   ["idle", "Idle", "#bab0ac"], ["compute", "Compute", "#4e79a7"], ["non_compute", "Non-compute", "#f28e2b"],
@@ -54,7 +54,23 @@ export function kernelTypesCard(gpu) {
       ? table(["Rank", "Communication", "Overlapping computation", "Share"], talking.map((r) => h("tr", {},
         h("td", {}, String(r.rank)), h("td", {}, time(r.communication_us)), h("td", {}, time(r.overlap_us)),
         h("td", { dataset: { overlap: String(r.rank) } }, pct(r.comp_comm_overlap_pctg, 2)))))
-      : h("p", { className: "xw-ov-hint" }, "No communication kernels (NCCL) ran, so nothing overlaps computation."));
+      : null,
+    familiesLine(gpu));
+}
+
+/** Which communication families ran (per rank), or which were looked for when none did. */
+export function familiesLine(gpu) {
+  const ran = gpu.communication ?? [];
+  const looked = (gpu.communication_families ?? ["NCCL"]).join(", ");
+  if (!ran.length) {
+    return h("p", { className: "xw-ov-hint", dataset: { communication: "none" } },
+      `No communication kernels ran (looked for ${looked}), so nothing overlaps computation.`);
+  }
+  const many = new Set(ran.map((r) => r.rank)).size > 1;
+  const parts = ran.map((r) => `${r.family}${many ? ` (rank ${r.rank})` : ""}: ${count(r.kernels)} ` +
+    `kernel${r.kernels === 1 ? "" : "s"}, ${time(r.total_us)}`);
+  return h("p", { className: "xw-ov-hint", dataset: { communication: "ran" } },
+    `Communication kernels by family: ${parts.join("; ")}. Families looked for: ${looked}.`);
 }
 
 /** HTA's kernel breakdown as a table (shared with Kernel Stats). */
