@@ -3,9 +3,10 @@
 Every Kineto trace under tests/data with cpu_ops or GPU work: the table's host rows (calls, total
 time, self time) and device rows (launches and time of the GPU work each op launched) equal a
 plain-Python recount of the decoded file, in exact picoseconds (Kineto's decimal microseconds).
-Self time is found by nesting each thread's cpu_ops with a stack; a piece of GPU work's op by its
-runtime call's correlation and the innermost cpu_op on that thread around the call, else the
-cpu_op of its External id.
+Self time is PyTorch's (key_averages()): each thread's host events (cpu_ops, annotations, Python
+functions, runtime and driver calls) nested with a stack, every direct child subtracted; cpu_ops
+and runtime calls are rows. A piece of GPU work's op is found by its runtime call's correlation
+and the innermost cpu_op on that thread around the call, else the cpu_op of its External id.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from xprof_widgets.analysis.steps import find_steps
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RUNTIME = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
+NESTED = (*CPU_OPS, *RUNTIME, "user_annotation", "python_function")
 NCCL = DATA / "public" / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
 TORCH_HTA = DATA / "torch_hta" / "rank-0.json.gz"
 
@@ -61,7 +63,9 @@ def _ps(value) -> int:
     return int(exact)
 
 
-def _type(name: str) -> str:
+def _type(name: str, category: str = "cpu_op") -> str:
+    if category in RUNTIME:
+        return category
     return name.split("::")[0] if "::" in name and not name.startswith("::") else "Unknown"
 
 
@@ -81,10 +85,11 @@ class _Thread:
             while stack and self.ends[stack[-1]] <= start:
                 stack.pop()
             if stack:
+                # An event running past its parent (an annotation in MTIA's traces) takes
+                # off its overlap only; PyTorch would not count it as a child at all.
                 parent = stack[-1]
-                assert start + length <= self.ends[parent], "cpu_ops overlap without nesting"
                 self.parent[k] = parent
-                self.own[parent] -= length
+                self.own[parent] -= min(start + length, self.ends[parent]) - start
             stack.append(k)
 
     def innermost_around(self, begin: int, end: int) -> str | None:
@@ -98,8 +103,11 @@ class _Thread:
 def recount(path: Path) -> dict[str, dict]:
     """Per side, (type, operation) -> [occurrences, total ps, self ps], and each side's span."""
     events = _events(path)
-    by_thread, by_ext = defaultdict(list), {}
+    by_thread, nested, by_ext = defaultdict(list), defaultdict(list), {}
     for index, e in enumerate(events):
+        if e.get("cat") in NESTED and e.get("ph") == "X":
+            nested[(e["pid"], e["tid"])].append((_ps(e["ts"]), _ps(e.get("dur", 0)), index,
+                                                 (e["cat"], e["name"])))
         if e.get("cat") in CPU_OPS and e.get("ph") == "X":
             by_thread[(e["pid"], e["tid"])].append((_ps(e["ts"]), _ps(e.get("dur", 0)), index,
                                                     e["name"]))
@@ -107,14 +115,17 @@ def recount(path: Path) -> dict[str, dict]:
             by_ext.setdefault(args.get("External id", args.get("external id")), e["name"])
     threads = {key: _Thread(ops) for key, ops in by_thread.items()}
     host: dict[tuple, list[int]] = {}
-    for thread in threads.values():
-        for name, start, end, own in zip(thread.names, thread.starts, thread.ends, thread.own,
-                                         strict=True):
-            row = host.setdefault((_type(name), name), [0, 0, 0])
+    host_span = 0
+    for thread in (_Thread(ops) for ops in nested.values()):
+        rows = [k for k, (cat, _) in enumerate(thread.names) if cat in (*CPU_OPS, *RUNTIME)]
+        for k in rows:
+            cat, name = thread.names[k]
+            row = host.setdefault((_type(name, cat), name), [0, 0, 0])
             row[0] += 1
-            row[1] += end - start
-            row[2] += own
-    host_span = sum(max(t.ends) - min(t.starts) for t in threads.values())
+            row[1] += thread.ends[k] - thread.starts[k]
+            row[2] += thread.own[k]
+        if rows:
+            host_span += max(thread.ends[k] for k in rows) - min(thread.starts[k] for k in rows)
     calls = {}
     for e in events:
         if e.get("cat") in RUNTIME and "correlation" in e.get("args", {}):

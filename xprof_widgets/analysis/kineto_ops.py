@@ -3,10 +3,14 @@
 
 PyTorch's ops are the trace's `cpu_op` events; they stand where XProf's framework ops do.
 
-- host: per op name, its calls, total time and self time: duration minus the time of the
-  cpu_ops directly inside it on the same thread (the innermost enclosing cpu_op is the parent;
-  an annotation between them does not break the nesting). A thread's time runs from its first
-  op's start to its last op's end, as XProf counts a host line; idle is the rest;
+- host: per op name, its calls, total time and self time, as PyTorch's `key_averages()` (and its
+  TensorBoard plugin) count them: duration minus the time of every event directly inside it on
+  the same thread (cpu_ops, `record_function` annotations, Python functions and CUDA/HIP
+  runtime and driver calls alike: checked against key_averages() on
+  tests/data/torch_self_time). Runtime and driver calls (`cudaLaunchKernel`, ...) have rows of
+  their own, as in key_averages(), typed by their category; annotations and Python functions
+  have none, so their self time is the host's idle. A thread's time runs from its first row's
+  start to its last row's end, as XProf counts a host line; idle is the rest;
 - device: the GPU work each op launched, kernels, copies and sets alike, found as Kernel Stats
   finds a kernel's op (the runtime call of its `correlation`, the innermost cpu_op around it on
   the launching thread). An op's occurrences are its launches, its time and self time their
@@ -28,12 +32,18 @@ import pandas as pd
 
 from .._native.intervals import self_times
 from ..profile.model import Profile
-from .kineto import CPU_OPS, KERNELS, args_of, events_of, has_category
+from .kineto import CPU_OPS, KERNELS, args_of, events_of, has_category, meta_categories
 from .kineto_kernels import _launching_ops
 
 DEVICE_WORK = (*KERNELS, "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
 """Kineto's categories of GPU work an op launches (`Memcpy`, `Memset` in older traces)."""
 UNKNOWN_TYPE = "Unknown"
+RUNTIME = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
+"""Kineto's categories of CUDA/HIP runtime and driver calls (`Runtime`, `Driver` in older
+traces): host rows of their own, as in PyTorch's key_averages()."""
+HOST_CHILDREN = ("user_annotation", "python_function")
+"""Host events that are children of the ops around them (PyTorch subtracts them from an op's
+self time) but have no row: `record_function` annotations and `with_stack` Python functions."""
 _LINKS = ("correlation", "External id", "external id")
 
 
@@ -52,7 +62,8 @@ def kineto_op_part(profile: Profile) -> KinetoOps | None:
     (not a Kineto trace)."""
     if not has_category(profile, (*CPU_OPS, *DEVICE_WORK)):
         return None
-    host, host_total = _host_side(profile, events_of(profile, CPU_OPS, "host"))
+    host, host_total = _host_side(profile, events_of(profile, (*CPU_OPS, *RUNTIME,
+                                                               *HOST_CHILDREN), "host"))
     device, device_total = _device_side(profile, events_of(profile, DEVICE_WORK, "device"))
     return KinetoOps(host, host_total, device, device_total)
 
@@ -63,24 +74,36 @@ def op_type(name: str) -> str:
     return head if sep and head else UNKNOWN_TYPE
 
 
-def _host_side(profile: Profile, ops: np.ndarray) -> tuple[pd.DataFrame, int]:
-    """Op sums of the cpu_ops and the threads' op time (first start to last end per thread)."""
-    if not ops.shape[0]:
-        return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
-    track = profile.track_of(ops).astype(np.int64)
-    start = profile.start_ps[ops].astype(np.int64)
-    duration = profile.duration_ps[ops].astype(np.int64)
+def _host_side(profile: Profile, events: np.ndarray) -> tuple[pd.DataFrame, int]:
+    """Op sums of the cpu_ops and runtime calls, and the threads' op time (first start to last
+    end per thread). Self time subtracts every host event directly inside (PyTorch's rule), so
+    all of them are nested together; only the ones with rows are then kept."""
+    track = profile.track_of(events).astype(np.int64)
+    start = profile.start_ps[events].astype(np.int64)
+    duration = profile.duration_ps[events].astype(np.int64)
     end = start + duration
     # Outer before inner: by start, the longer first, then as stored (Kineto writes the outer
-    # of two equal ops first).
-    order = np.lexsort((ops, -end, start, track))
-    ops, track, start, end, duration = (a[order] for a in (ops, track, start, end, duration))
+    # of two equal events first).
+    order = np.lexsort((events, -end, start, track))
+    events, track, start, end, duration = (a[order] for a in (events, track, start, end,
+                                                                duration))
     own = self_times(track, start, end, duration)
-    names = profile.display_names[profile.meta[ops]]
+    category = meta_categories(profile)[profile.meta[events]]
+    rows = ~np.isin(category, HOST_CHILDREN)
+    if not rows.any():
+        return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
+    events, track, start, end, duration, own, category = (
+        a[rows] for a in (events, track, start, end, duration, own, category))
+    names = profile.display_names[profile.meta[events]]
     spans = pd.DataFrame({"track": track, "start": start, "end": end, "own": own}).groupby(
         "track").agg(start=("start", "min"), end=("end", "max"), own=("own", "sum"))
     total = int(np.maximum(spans["end"] - spans["start"], spans["own"]).sum())
-    return _sums(names, duration, own), total
+    sums = _sums(names, duration, own)
+    runtime = np.isin(category, RUNTIME)
+    kinds = dict(zip(names[runtime].tolist(), category[runtime].tolist(), strict=True))
+    sums["type"] = [kinds.get(name, kind) for name, kind in zip(
+        sums["operation"].tolist(), sums["type"].tolist(), strict=True)]
+    return sums, total
 
 
 def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]:
