@@ -92,9 +92,20 @@ TENSOR_CORE_FAMILIES = (
            "MultiTensorApply.cuh): per-element loads, math on CUDA cores", NO),
     Family("PyTorch normalization / softmax / pooling",
            r"(?i)layer_?norm|batch_?norm|group_?norm|rms_?norm|GammaBeta|RowwiseMoments|"
-           r"softmax|max_pool|avg_pool|adaptive_?(?:max|avg)|embedding_bag|upsample",
+           r"softmax|max_pool|avg_pool|adaptive_?(?:max|avg)|upsample",
            "PyTorch aten/src/ATen/native/cuda (layer_norm_kernel.cu, Normalization.cuh, "
            "SoftMax.cu, pooling kernels)", NO),
+    Family("Embedding / index bookkeeping", r"(?i)embedding|bounds_check_indices|"
+           r"linearize_index|permute_\w*_kernel|permute_pooled_embs",
+           "PyTorch Embedding.cu/EmbeddingBag.cu; FBGEMM-GPU (bounds_check_indices, permute_2D_*, "
+           "split_embedding_*): gathers and scatters", NO),
+    Family("CUB / Thrust primitives", r"cub::|thrust::",
+           "NVIDIA CCCL (cub::DeviceScanKernel, DeviceRadixSort*, thrust::...): scans, sorts", NO),
+    Family("cuDNN / cuBLAS helper kernels", r"cudnn::bn_|bn_fw_|bn_bw_|nchwToNhwc|nhwcToNchw|"
+           r"compute\w*OffsetsKernel|epilogue::impl::globalKernel|scalePackedTensor|"
+           r"reduce_wgrad|ReduceSplitK",
+           "cuDNN batch norm, layout transforms and offset setup; cuBLASLt's separate epilogue; "
+           "CUTLASS split-K reduction: elementwise work around the GEMM, no MMA", NO),
 )
 """Tensor Core use by family, first match wins (yes families first); else UNKNOWN."""
 

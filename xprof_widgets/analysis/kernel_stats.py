@@ -19,7 +19,9 @@ XProf finds a kernel's HLO instruction by its `program_id` stat only; we also fi
 the `hlo_module` stat's name, as the op profile does (`by_module_name=False`: XProf's way).
 
 PyTorch profiler (Kineto) traces state the same facts as args of their `kernel` events; their
-part is kineto_kernels.py (exact picosecond durations, the launching CPU op as the op).
+part is kineto_kernels.py (exact picosecond durations, the launching CPU op as the op). Their
+TensorCore use is read by kernel_families.py's wider table and may be unknown: the column then
+holds True / False / None (None: the name does not say), XProf's rule staying on xplanes.
 
 TPU runs have no kernels, except custom calls (Pallas and Mosaic `tpu_custom_call` kernels):
 XLA has no cost model for them, so they are listed here with their time and occurrences, one
@@ -186,7 +188,24 @@ def _codes(profile: Profile, events: np.ndarray, stat: str) -> tuple[np.ndarray,
     return out, np.asarray(uniques, dtype=object)
 
 
+def _tensor_core_codes(column: pd.Series) -> np.ndarray:
+    """TensorCore use as a sortable code: 0 no, 1 yes, 2 unknown (None: a Kineto kernel whose
+    name does not say, kernel_families.py); XProf's yes/no rows keep their order."""
+    return np.fromiter((2 if v is None or pd.isna(v) else int(bool(v))
+                        for v in column.tolist()), np.int8, len(column))
+
+
+def _tensor_core_flags(codes: pd.Series) -> pd.Series:
+    """The codes back as booleans, or as True / False / None where some kernel is unknown."""
+    if not (codes == 2).any():
+        return codes.astype(bool)
+    return pd.Series([None if c == 2 else bool(c) for c in codes.tolist()], dtype=object,
+                     index=codes.index)
+
+
 def _rows(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.assign(is_kernel_using_tensor_core=_tensor_core_codes(
+        frame["is_kernel_using_tensor_core"]))
     grouped = frame.groupby(_KEY, sort=False, dropna=False).agg(
         occupancy_pct=("occupancy_pct", "first"), occurrences=("occurrences", "sum"),
         total_ps=("total_ps", "sum"), min_ps=("min_ps", "min"), max_ps=("max_ps", "max"),
@@ -212,7 +231,7 @@ def _rows(frame: pd.DataFrame) -> pd.DataFrame:
         "grid_dim": [",".join(map(str, g)) for g in grouped["grid"]],
         "occupancy_pct": grouped["occupancy_pct"].astype(np.float64),
         "is_op_tensor_core_eligible": grouped["is_op_tensor_core_eligible"].astype(bool),
-        "is_kernel_using_tensor_core": grouped["is_kernel_using_tensor_core"].astype(bool),
+        "is_kernel_using_tensor_core": _tensor_core_flags(grouped["is_kernel_using_tensor_core"]),
         "op_name": grouped["op_name"].astype(str),
         "occurrences": occurrences,
         "total_duration_us": total / 1e6,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
+from .kernel_families import NO, YES, tensor_core_use
 from .kineto import (
     CPU_OPS,
     KERNELS,
@@ -27,12 +28,16 @@ from .kineto import (
     int_stat,
     meta_categories,
 )
-from .tensor_core import is_op_eligible, uses_tensor_core
+from .tensor_core import is_op_eligible
 
 _EXTERNAL_ID = ("External id", "external id")
 _LAUNCH = ("registers per thread", "shared memory", "grid", "block", "est. achieved occupancy %",
            "correlation", *_EXTERNAL_ID)
 """The kernel args read, each kernel's args decoded once."""
+_TENSOR_CORE = {YES: True, NO: False}
+"""A kernel's TensorCore use as the column holds it; None (absent here) where the name does not
+say: kernel_families.TENSOR_CORE_FAMILIES, wider than XProf's list (Hopper wgmma, nvjet, AMD
+MFMA, flash attention...) and with an unknown, where XProf's says "no"."""
 
 
 def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
@@ -54,7 +59,7 @@ def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
         occupancy_pct=("occupancy", "first"), occurrences=("ps", "size"),
         total_ps=("ps", "sum"), min_ps=("ps", "min"), max_ps=("ps", "max")).reset_index()
     names = profile.metadata["name"].to_numpy(dtype=object)[kinds["meta"].to_numpy()]
-    tensor_core = np.fromiter((uses_tensor_core(str(n)) for n in names), bool, len(kinds))
+    tensor_core = np.array([_TENSOR_CORE.get(tensor_core_use(str(n))) for n in names], dtype=object)
     ops = op_names[kinds["op"].to_numpy()]
     return pd.DataFrame({
         "kernel_name": names.astype(str),
@@ -64,7 +69,7 @@ def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
         "static_shmem_bytes": kinds["shared"].to_numpy(np.int64),  # Kineto writes the sum
         "dynamic_shmem_bytes": np.zeros(len(kinds), np.int64),
         "is_kernel_using_tensor_core": tensor_core,
-        "is_op_tensor_core_eligible": tensor_core | np.fromiter(
+        "is_op_tensor_core_eligible": np.array([t is True for t in tensor_core], bool) | np.fromiter(
             (is_op_eligible(str(op)) for op in ops), bool, len(kinds)),
         "op_name": ops.astype(str),
         "occupancy_pct": kinds["occupancy_pct"].to_numpy(np.float64),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import traitlets
 
@@ -88,10 +89,23 @@ class KernelStats(CsvExport, RequestWidget):
 
 def _summary_of(frame: pd.DataFrame, kind: str, source: str) -> dict:
     total = float(frame["total_duration_us"].sum()) if len(frame) else 0.0
-    tensor = float(frame.loc[frame["is_kernel_using_tensor_core"].astype(bool),
-                             "total_duration_us"].sum()) \
-        if "is_kernel_using_tensor_core" in frame and len(frame) else 0.0
+    tensor, known = _tensor_core_time(frame)
+    gpu = kind == "GPU"
     return jsonable({"kind": kind, "kernels": len(frame), "total_us": total,
                      "launches": int(frame["occurrences"].sum()) if len(frame) else 0,
-                     "tensor_core_share": tensor / total if total and kind == "GPU" else None,
+                     "tensor_core_share": tensor / known if known and gpu else None,
+                     "tensor_core_known_share": known / total if total and gpu else None,
                      "source": source})
+
+
+def _tensor_core_time(frame: pd.DataFrame) -> tuple[float, float]:
+    """(time in kernels that use TensorCores, time in kernels whose use is known): a kernel whose
+    name does not say (None, Kineto traces) counts in neither, so the share is of the known
+    time rather than calling every unknown kernel a non-TensorCore one."""
+    if "is_kernel_using_tensor_core" not in frame or not len(frame):
+        return 0.0, 0.0
+    flags = frame["is_kernel_using_tensor_core"]
+    time = frame["total_duration_us"].to_numpy(np.float64)
+    yes = np.array([v is True for v in flags.tolist()], bool)  # tolist: Python bools
+    known = ~flags.isna().to_numpy(bool)
+    return float(time[yes].sum()), float(time[known].sum())

@@ -7,6 +7,8 @@ import { DataTable, rowsOf } from "../lib/table.js";
 import { ToolView, tiles } from "../lib/tool_view.js";
 
 const yes = (v) => (v ? "yes" : "no");
+/** TensorCore use: null where the kernel's name does not say (Kineto traces), not "no". */
+export const tensorCore = (v) => (v === null || v === undefined ? "unknown" : yes(v));
 
 const KINDS_CSS = `
 .xw-ks .xw-ks-kinds { margin: 8px 10px; }
@@ -38,8 +40,8 @@ export const GPU_COLUMNS = [
   { key: "occupancy_pct", label: "Occupancy", format: (v) => fmt.pct(v, 0), title: "Theoretical occupancy" },
   { key: "is_op_tensor_core_eligible", label: "Op TC-eligible", format: yes, facet: true, filter: false,
     title: "The op could use TensorCores (matrix or convolution op)" },
-  { key: "is_kernel_using_tensor_core", label: "Uses TC", format: yes, facet: true, filter: false,
-    title: "The kernel's name says it runs on TensorCores" },
+  { key: "is_kernel_using_tensor_core", label: "Uses TC", format: tensorCore, facet: true, filter: false,
+    title: "Whether the kernel's name says it runs on TensorCores; unknown where it does not say" },
   { key: "op_name", label: "Op", align: "left" },
   { key: "occurrences", label: "#", title: "Occurrences" },
   { key: "total_duration_us", label: "Total", format: fmt.time },
@@ -60,6 +62,15 @@ export const CUSTOM_CALL_COLUMNS = [
   { key: "max_duration_us", label: "Max", format: fmt.time },
 ];
 
+/** The TensorCore tile: a share of the kernel time whose TensorCore use the names tell. */
+export function tensorCoreTile(s) {
+  const known = s.tensor_core_known_share;
+  const partial = known !== null && known !== undefined && known < 1;
+  return [partial ? "TensorCore kernels (of known)" : "TensorCore kernels", fmt.percent(s.tensor_core_share),
+    partial ? `share of the kernel time whose TensorCore use the names tell (${fmt.percent(known)} of all ` +
+      "kernel time; the rest is unknown)" : "share of kernel time in kernels that use TensorCores"];
+}
+
 export class KernelStatsView extends ToolView {
   constructor(model, el) {
     super(model, el, { rootClass: "xw-ks" });
@@ -75,7 +86,7 @@ export class KernelStatsView extends ToolView {
         ["Kernels", fmt.count(s.kernels), "unique kernel, launch parameters and op"],
         ["Launches", fmt.count(s.launches)],
         ["Kernel time", fmt.time(s.total_us), "summed over every launch"],
-        ...(tpu ? [] : [["TensorCore kernels", fmt.percent(s.tensor_core_share), "share of kernel time in kernels that use TensorCores"]]),
+        ...(tpu ? [] : [tensorCoreTile(s)]),
       ]),
       tpu ? h("p", { className: "xw-notes" }, "Pallas and Mosaic kernels are custom calls: XLA has no cost model for them, ",
         "so the op profile shows no utilization for them. Their time and occurrences are here.") : null);
