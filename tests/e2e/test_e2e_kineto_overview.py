@@ -50,6 +50,9 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     kinds = text["gpu-kernel-types"]
     assert "COMPUTATION overlapping COMMUNICATION" in kinds and "74.0%" in kinds
     assert "COMMUNICATION overlapping MEMORY" in kinds and "14.76%" in kinds
+    # the families that communicated are named (kernel_families.py), not a fixed "(NCCL)"
+    assert "Communication kernels by family: NCCL: 14 kernels, 24.289 ms." in kinds
+    assert "Families looked for: NCCL, RCCL, DeepEP" in kinds
     idle = text["gpu-idle"]
     assert "Host wait" in idle and "Kernel wait" in idle
     streams = page.locator(".xw-ov-card[data-card='gpu-idle'] tbody tr td:nth-child(2)")
