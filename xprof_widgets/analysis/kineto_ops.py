@@ -13,10 +13,14 @@ PyTorch's ops are the trace's `cpu_op` events; they stand where XProf's framewor
   start to its last row's end, as XProf counts a host line; idle is the rest;
 - device: the GPU work each op launched, kernels, copies and sets alike, found as Kernel Stats
   finds a kernel's op (the runtime call of its `correlation`, the innermost cpu_op around it on
-  the launching thread). An op's occurrences are its launches, its time and self time their
-  summed durations. Work whose launch is not in the trace stands as itself, of type "Unknown",
-  as XProf lists a device op without a framework op. A GPU's time runs from its first piece of
-  work's start to its last one's end;
+  the launching thread). An op's occurrences are its launches, its time their summed
+  durations, and its self time its share of the GPU's busy time (the union of its work over all
+  streams): a stretch where k pieces of work run at once counts 1/k to each, so self times add
+  up to the busy time and no share passes 100% however many streams overlap; on one stream it
+  is the summed durations (PyTorch's "Self CUDA"). Work whose launch is not in the trace stands
+  as itself, of type "Unknown", as XProf lists a device op without a framework op. A GPU's time
+  runs from its first piece of work's start to its last one's end; idle is that minus the busy
+  time;
 - an op's type is its namespace (`aten`, `c10d`, `autograd`, ...: the name before its first
   `::`), "Unknown" for names without one. PyTorch's ops run eagerly, so every row is "Eager".
 
@@ -121,10 +125,55 @@ def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]
     spans = pd.DataFrame({"section": section, "start": start, "end": start + duration}).groupby(
         "section").agg(start=("start", "min"), end=("end", "max"))
     total = int((spans["end"] - spans["start"]).sum())
-    sums = _sums(names, duration, duration)
+    shared, busy = _busy_shares(section, start, start + duration)
+    sums = _sums(names, duration, np.zeros(len(names), np.int64))
+    codes = pd.factorize(pd.Series(names, dtype=object))[0]
+    sums["self_time_ps"] = _rounded_to(np.bincount(codes, shared, len(sums)), busy)
     standalone = set(names[unlaunched].tolist()) - set(launched_by[~unlaunched].tolist())
     sums.loc[sums["operation"].isin(standalone), "type"] = UNKNOWN_TYPE
     return sums, total
+
+
+def _busy_shares(section: np.ndarray, start: np.ndarray, end: np.ndarray
+                 ) -> tuple[np.ndarray, int]:
+    """Each piece of work's share of its GPU's busy time (overlaps split evenly among the
+    pieces running), and the busy time (the union over all streams) of every GPU, exact."""
+    shared = np.zeros(len(start), np.float64)
+    busy = 0
+    for gpu in np.unique(section):
+        at = np.flatnonzero(section == gpu)
+        shared[at], union = _even_split(start[at], end[at])
+        busy += union
+    return shared, busy
+
+
+def _even_split(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, int]:
+    """One GPU: F(t) = the integral of 1/k over its busy time (k pieces running), so a piece
+    from s to e gets F(e) - F(s); also the union's exact length."""
+    points = np.concatenate([start, end])
+    order = np.argsort(points, kind="stable")
+    points = points[order]
+    running = np.cumsum(np.concatenate([np.ones(len(start)), -np.ones(len(end))])[order])[:-1]
+    lengths = np.diff(points)
+    covered = running > 0.5
+    per_piece = np.where(covered, lengths / np.maximum(running, 1.0), 0.0)
+    integral = np.concatenate([[0.0], np.cumsum(per_piece)])
+    at = np.searchsorted(points, np.concatenate([start, end]), side="left")
+    return integral[at[len(start):]] - integral[at[:len(start)]], int(lengths[covered].sum())
+
+
+def _rounded_to(values: np.ndarray, total: int) -> np.ndarray:
+    """Whole picoseconds that sum to exactly `total` (largest remainders rounded up), as
+    floats (the op columns are float ps)."""
+    floor = np.floor(values).astype(np.int64)
+    short = int(total - floor.sum())
+    by_remainder = np.argsort(-(values - floor), kind="stable")
+    if short > 0:  # float rounding left them short: the largest remainders go up
+        floor[by_remainder[:short]] += 1
+    elif short < 0:  # or over: the smallest remainders of nonzero values go down
+        down = by_remainder[floor[by_remainder] > 0][::-1][:-short]
+        floor[down] -= 1
+    return floor.astype(np.float64)
 
 
 def _sums(names: np.ndarray, time_ps: np.ndarray, self_ps: np.ndarray) -> pd.DataFrame:
