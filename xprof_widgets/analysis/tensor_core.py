@@ -1,5 +1,7 @@
 """Whether a GPU kernel runs on TensorCores, and whether its op could: XProf's name rules
-(xprof/utils/kernel_stats_utils.cc), shared by the XSpace and Kineto kernel stats."""
+(xprof/utils/kernel_stats_utils.cc). The XSpace kernel stats use both, as XProf does; Kineto kernel
+stats use the op rule here and, for the kernel, kernel_families.TENSOR_CORE_FAMILIES (wider, with
+an "unknown": XProf's list predates Hopper's wgmma and AMD's MFMA names)."""
 
 from __future__ import annotations
 
