@@ -19,3 +19,14 @@ test("the tile says its share is of the known time where some is unknown", () =>
   const [plain] = tensorCoreTile({ tensor_core_share: 0.5, tensor_core_known_share: 1 });
   assert.equal(plain, "TensorCore kernels");
 });
+
+test("a facet with facetNull offers and keeps the rows whose value is missing", async () => {
+  const { facetText, filterRows } = await import("../src/lib/table.js");
+  const rows = [{ k: "a", tc: true }, { k: "b", tc: null }, { k: "c", tc: false }];
+  assert.equal(facetText(null, "unknown"), "unknown");
+  assert.equal(facetText(null), "");
+  assert.equal(facetText(true, "unknown"), "true");
+  assert.deepEqual(filterRows(rows, ["k"], "", { tc: "unknown" }, { tc: "unknown" }).map((r) => r.k), ["b"]);
+  assert.deepEqual(filterRows(rows, ["k"], "", { tc: "true" }, { tc: "unknown" }).map((r) => r.k), ["a"]);
+  assert.deepEqual(filterRows(rows, ["k"], "", { tc: "true" }).map((r) => r.k), ["a"]);
+});

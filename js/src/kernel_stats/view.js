@@ -40,7 +40,7 @@ export const GPU_COLUMNS = [
   { key: "occupancy_pct", label: "Occupancy", format: (v) => fmt.pct(v, 0), title: "Theoretical occupancy" },
   { key: "is_op_tensor_core_eligible", label: "Op TC-eligible", format: yes, facet: true, filter: false,
     title: "The op could use TensorCores (matrix or convolution op)" },
-  { key: "is_kernel_using_tensor_core", label: "Uses TC", format: tensorCore, facet: true, filter: false,
+  { key: "is_kernel_using_tensor_core", label: "Uses TC", format: tensorCore, facet: true, facetNull: "unknown", filter: false,
     title: "Whether the kernel's name says it runs on TensorCores; unknown where it does not say" },
   { key: "op_name", label: "Op", align: "left" },
   { key: "occurrences", label: "#", title: "Occurrences" },

@@ -5,6 +5,7 @@
 //     columns: [
 //       { key: "operation", label: "Operation", align: "left" },          // text: filtered by the box
 //       { key: "type", label: "Type", align: "left", facet: true },       // facet: a pick list of its values
+//                                             // (facetNull: "unknown" offers missing values too)
 //       { key: "total_self_time_us", label: "Self time (µs)", format: fmt.time, title: "..." },
 //     ],                                      // a column's sticky: true keeps it in view sideways
 //                                             // (default: the first left column that is no facet)
@@ -63,16 +64,22 @@ export function sortRows(rows, key, descending) {
     .map(({ row }) => row);
 }
 
+/** A facet's text for a cell: a missing value is `none` (a column's facetNull, say "unknown"),
+ * else "" (not offered, as before). */
+export function facetText(value, none = "") {
+  return value === null || value === undefined ? none : String(value);
+}
+
 /**
  * Rows kept by the filter text (every whitespace-separated word must occur, any case, in one of
  * the `textKeys` columns) and by `facets` ({key: value}; an empty value keeps every row).
  */
-export function filterRows(rows, textKeys, text, facets = {}) {
+export function filterRows(rows, textKeys, text, facets = {}, nullText = {}) {
   const words = String(text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
   const chosen = Object.entries(facets).filter(([, v]) => v !== "" && v !== null && v !== undefined);
   if (!words.length && !chosen.length) return rows;
   return rows.filter((row) => {
-    for (const [key, value] of chosen) if (String(row[key] ?? "") !== value) return false;
+    for (const [key, value] of chosen) if (facetText(row[key], nullText[key]) !== value) return false;
     if (!words.length) return true;
     const hay = textKeys.map((k) => String(row[k] ?? "").toLowerCase()).join("\n");
     return words.every((w) => hay.includes(w));
@@ -188,7 +195,7 @@ export class DataTable {
   setRows(rows) {
     this.rows = rows;
     for (const [c, select] of this.facetSelects) {
-      const values = [...new Set(rows.map((r) => String(r[c.key] ?? "")))].filter(Boolean).sort();
+      const values = [...new Set(rows.map((r) => facetText(r[c.key], c.facetNull)))].filter(Boolean).sort();
       const keep = values.includes(this.facets[c.key]) ? this.facets[c.key] : "";
       select.replaceChildren(h("option", { value: "" }, "all"), ...values.map((v) => h("option", { value: v }, v)));
       select.value = keep;
@@ -209,7 +216,8 @@ export class DataTable {
 
   /** The rows the table shows, in its order (before the page cut). */
   visibleRows() {
-    return sortRows(filterRows(this.rows, this.textKeys, this.text, this.facets), this.sortKey, this.descending);
+    const nullText = Object.fromEntries(this.columns.filter((c) => c.facetNull).map((c) => [c.key, c.facetNull]));
+    return sortRows(filterRows(this.rows, this.textKeys, this.text, this.facets, nullText), this.sortKey, this.descending);
   }
 
   csv() {
