@@ -8,6 +8,9 @@ Produces:
   tests/data/torch_self_time/key_averages.json
       prof.key_averages() of the same run, one object per row: key, count,
       cpu_time_total_us, self_cpu_time_total_us (PyTorch's floats, microseconds).
+  tests/data/torch_self_time/key_averages_by_input_shape.json
+      prof.key_averages(group_by_input_shape=True): the same fields and input_shapes, the
+      op's input dims as str() writes the list (PyTorch's own grouping key).
 
 What the run does: a small conv net (Conv2d 3->8, ReLU, MaxPool, Linear 8*8*8 -> 10, then
 ScaledTanh, a custom autograd.Function) trained 4 steps with SGD under
@@ -94,6 +97,13 @@ def main():
     rows = [{"key": e.key, "count": e.count, "cpu_time_total_us": e.cpu_time_total,
              "self_cpu_time_total_us": e.self_cpu_time_total} for e in prof.key_averages()]
     with open(os.path.join(OUT, "key_averages.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+    rows = [{"key": e.key, "input_shapes": str(e.input_shapes), "count": e.count,
+             "cpu_time_total_us": e.cpu_time_total,
+             "self_cpu_time_total_us": e.self_cpu_time_total}
+            for e in prof.key_averages(group_by_input_shape=True)]
+    with open(os.path.join(OUT, "key_averages_by_input_shape.json"), "w") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")
 
