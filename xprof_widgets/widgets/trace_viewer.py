@@ -23,6 +23,7 @@ import pandas as pd
 import traitlets
 
 from ..analysis.source import event_stack, source_answer
+from ..analysis.trace_diff import is_kineto
 from ..profile.model import PS_PER_US, Profile
 from ..profile.open import open_profile
 from ..trace import (
@@ -33,6 +34,7 @@ from ..trace import (
     answer_window,
     trace_index,
 )
+from ..trace.order import display_order
 from ..trace.pivot import LEVELS, selection_pivot
 from ._base import RequestWidget, handler
 from ._table import columnar
@@ -259,6 +261,8 @@ def event_ids(frame: pd.DataFrame, column: str | None, n_events: int) -> np.ndar
 def summarize(profile: Profile) -> dict:
     """The synced description of a profile: sections and tracks (columnar), its time range."""
     tracks = profile.tracks[profile.tracks["kind"] != "hidden"]  # as XProf: not drawn
+    # a PyTorch trace's GPU rows first, ranks in order (trace/order.py); XProf's order otherwise
+    tracks = tracks.iloc[display_order(tracks, profile.hosts, is_kineto(profile))]
     used = sorted(set(tracks["section_id"].tolist()))
     sections = profile.sections.loc[used]
     return {
