@@ -66,8 +66,7 @@ def kineto_op_part(profile: Profile) -> KinetoOps | None:
     (not a Kineto trace)."""
     if not has_category(profile, (*CPU_OPS, *DEVICE_WORK)):
         return None
-    host, host_total = _host_side(profile, events_of(profile, (*CPU_OPS, *RUNTIME,
-                                                               *HOST_CHILDREN), "host"))
+    host, host_total = _host_side(profile)
     device, device_total = _device_side(profile, events_of(profile, DEVICE_WORK, "device"))
     return KinetoOps(host, host_total, device, device_total)
 
@@ -78,10 +77,11 @@ def op_type(name: str) -> str:
     return head if sep and head else UNKNOWN_TYPE
 
 
-def _host_side(profile: Profile, events: np.ndarray) -> tuple[pd.DataFrame, int]:
-    """Op sums of the cpu_ops and runtime calls, and the threads' op time (first start to last
-    end per thread). Self time subtracts every host event directly inside (PyTorch's rule), so
-    all of them are nested together; only the ones with rows are then kept."""
+def host_self_times(profile: Profile) -> tuple[np.ndarray, ...]:
+    """The host events PyTorch nests (cpu_ops, runtime calls, annotations, Python functions),
+    outer before inner per thread, as (events, track, start, end, duration, self time, category):
+    self time subtracts every host event directly inside (PyTorch's rule)."""
+    events = events_of(profile, (*CPU_OPS, *RUNTIME, *HOST_CHILDREN), "host")
     track = profile.track_of(events).astype(np.int64)
     start = profile.start_ps[events].astype(np.int64)
     duration = profile.duration_ps[events].astype(np.int64)
@@ -92,7 +92,13 @@ def _host_side(profile: Profile, events: np.ndarray) -> tuple[pd.DataFrame, int]
     events, track, start, end, duration = (a[order] for a in (events, track, start, end,
                                                                 duration))
     own = self_times(track, start, end, duration)
-    category = meta_categories(profile)[profile.meta[events]]
+    return events, track, start, end, duration, own, meta_categories(profile)[profile.meta[events]]
+
+
+def _host_side(profile: Profile) -> tuple[pd.DataFrame, int]:
+    """Op sums of the cpu_ops and runtime calls, and the threads' op time (first start to last
+    end per thread); only the events with rows are kept."""
+    events, track, start, end, duration, own, category = host_self_times(profile)
     rows = ~np.isin(category, HOST_CHILDREN)
     if not rows.any():
         return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
