@@ -10,8 +10,10 @@ XSPACE = sorted([*DATA.glob("*.xplane.pb"), *DATA.glob("public/**/*.xplane.pb")]
 """XSpace fixtures: real ones (TPU v6e, JAX CPU, TensorFlow CPU; XProf's own 2020 TensorFlow GPU
 demo from the public corpus) and synthetic TPU/GPU ones."""
 
-CHROME = sorted([*DATA.glob("*.trace.json.gz"), *DATA.glob("torch_*/*.json*")])
-"""Chrome traces: JAX's own `.trace.json.gz` and PyTorch's, as PyTorch and HTA users save them."""
+CHROME = sorted([*DATA.glob("*.trace.json.gz"),
+                 *(p for p in DATA.glob("torch_*/*.json*") if not p.name.startswith("key_averages"))])
+"""Chrome traces: JAX's own `.trace.json.gz` and PyTorch's, as PyTorch and HTA users save them
+(beside them, `key_averages*.json`: PyTorch's own answers for a trace, not traces)."""
 
 
 def ids(paths: list[Path]) -> list[str]:
