@@ -3,7 +3,9 @@
 Every corpus trace with `kernel` events: the kernels grouped by name and launch parameters
 (registers, shared memory, grid, block) count, add up and bound their durations exactly as the
 table does (decimal microseconds, so exact picoseconds); each kernel's op is found the slow way
-(the runtime call of its correlation, then the shortest cpu_op on that thread around it).
+(the runtime call of its correlation, then the shortest cpu_op on that thread around it, else
+annotation, else Python function, never ProfilerStep#N, else the call itself; without the call,
+the cpu_op of its External id).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from bisect import bisect_right
 from collections import defaultdict
 from decimal import Decimal
@@ -25,7 +28,9 @@ from xprof_widgets.analysis.kernel_stats import kernel_stats, kernel_stats_avail
 from xprof_widgets.analysis.kineto import CPU_OPS, KERNELS, meta_categories
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public" / "hta"
-RUNTIME = ("cuda_runtime", "cuda_driver", "Runtime")
+RUNTIME = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
+OWNERS = (CPU_OPS, ("user_annotation",), ("python_function",))
+STEP = re.compile(r"ProfilerStep#\d+")
 
 
 def _json(path: Path) -> dict:
@@ -59,16 +64,19 @@ def _dims(value) -> str:
     return ",".join(map(str, dims))
 
 
-def _launching_op(kernel: dict, calls: dict, ops_by_thread: dict, ops_by_ext: dict) -> str:
-    """The slow way: the runtime call with the kernel's correlation, then the cpu_ops on its
-    thread from the latest start at or before the call's backwards: the first that spans the
-    call (the shortest among those of one start, the later in the file among equal ones: Kineto
-    writes the outer op first) is its op; else the cpu_op of the kernel's External id."""
+def _launching_op(kernel: dict, calls: dict, levels: list[dict], ops_by_ext: dict) -> str:
+    """The slow way: the runtime call with the kernel's correlation, then per level (cpu_ops,
+    annotations, Python functions) the events on its thread from the latest start at or before
+    the call's backwards: the first that spans the call (the shortest among those of one
+    start, the later in the file among equal ones: Kineto writes the outer op first) owns it;
+    else the call; without the call, the cpu_op of the kernel's External id."""
     args = kernel.get("args", {})
     call = calls.get(args.get("correlation"))
-    if call is not None:
-        begin = _ps(call["ts"])
-        end = begin + _ps(call.get("dur", 0))
+    if call is None:
+        return ops_by_ext.get(args.get("External id", args.get("external id")), "")
+    begin = _ps(call["ts"])
+    end = begin + _ps(call.get("dur", 0))
+    for ops_by_thread in levels:
         ops = ops_by_thread.get((call["pid"], call["tid"]), [])
         spanning = []
         for at in range(bisect_right(ops, (begin, math.inf, 0, "")) - 1, -1, -1):
@@ -79,8 +87,7 @@ def _launching_op(kernel: dict, calls: dict, ops_by_thread: dict, ops_by_ext: di
                 spanning.append(ops[at])
         if spanning:
             return max(spanning)[3]
-    external = args.get("External id", args.get("external id"))
-    return ops_by_ext.get(external, "")
+    return call["name"]
 
 
 def recount(path: Path) -> dict[tuple, dict]:
@@ -90,15 +97,19 @@ def recount(path: Path) -> dict[tuple, dict]:
     for e in events:
         if e.get("cat") in RUNTIME and "correlation" in e.get("args", {}):
             calls.setdefault(e["args"]["correlation"], e)
-    ops_by_thread, ops_by_ext = defaultdict(list), {}
+    levels, ops_by_ext = [defaultdict(list) for _ in OWNERS], {}
     for index, e in enumerate(events):
+        for level, categories in zip(levels, OWNERS, strict=True):
+            if e.get("cat") in categories and e.get("ph") == "X" and \
+                    not STEP.fullmatch(e["name"]):
+                level[(e["pid"], e["tid"])].append(
+                    (_ps(e["ts"]), -_ps(e["dur"]), index, e["name"]))
         if e.get("cat") in CPU_OPS and e.get("ph") == "X":
-            ops_by_thread[(e["pid"], e["tid"])].append(
-                (_ps(e["ts"]), -_ps(e["dur"]), index, e["name"]))
             args = e.get("args", {})
             ops_by_ext.setdefault(args.get("External id", args.get("external id")), e["name"])
-    for ops in ops_by_thread.values():
-        ops.sort()
+    for level in levels:
+        for ops in level.values():
+            ops.sort()
     rows: dict[tuple, dict] = {}
     for e in events:
         if e.get("cat") not in KERNELS:
@@ -106,7 +117,7 @@ def recount(path: Path) -> dict[tuple, dict]:
         args = e.get("args", {})
         key = (e["name"], int(args.get("registers per thread", 0)),
                int(args.get("shared memory", 0)), _dims(args.get("grid")),
-               _dims(args.get("block")), _launching_op(e, calls, ops_by_thread, ops_by_ext))
+               _dims(args.get("block")), _launching_op(e, calls, levels, ops_by_ext))
         ps = _ps(e.get("dur", 0))
         row = rows.setdefault(key, {"occurrences": 0, "total": 0, "min": ps, "max": ps})
         row["occurrences"] += 1

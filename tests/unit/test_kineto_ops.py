@@ -5,8 +5,11 @@ time, self time) and device rows (launches and time of the GPU work each op laun
 plain-Python recount of the decoded file, in exact picoseconds (Kineto's decimal microseconds).
 Self time is PyTorch's (key_averages()): each thread's host events (cpu_ops, annotations, Python
 functions, runtime and driver calls) nested with a stack, every direct child subtracted; cpu_ops
-and runtime calls are rows. A piece of GPU work's op is found by its runtime call's correlation
-and the innermost cpu_op on that thread around the call, else the cpu_op of its External id.
+and runtime calls are rows. A piece of GPU work's owner is found by its runtime call's
+correlation and the innermost cpu_op on that thread around the call, else the innermost
+annotation, else Python function (ProfilerStep#N never), else the call itself; without the call
+in the trace, the cpu_op of its External id. An owner that is not a cpu_op is typed by its
+category.
 """
 
 from __future__ import annotations
@@ -64,8 +67,12 @@ def _ps(value) -> int:
     return int(exact)
 
 
+OWNERS = (CPU_OPS, ("user_annotation",), ("python_function",))
+STEP = re.compile(r"ProfilerStep#\d+")
+
+
 def _type(name: str, category: str = "cpu_op") -> str:
-    if category in RUNTIME:
+    if category not in CPU_OPS:  # runtime calls, and device rows owned by other events
         return category
     return name.split("::")[0] if "::" in name and not name.startswith("::") else "Unknown"
 
@@ -104,17 +111,22 @@ class _Thread:
 def recount(path: Path) -> dict[str, dict]:
     """Per side, (type, operation) -> [occurrences, total ps, self ps], and each side's span."""
     events = _events(path)
-    by_thread, nested, by_ext = defaultdict(list), defaultdict(list), {}
+    by_thread = [defaultdict(list) for _ in OWNERS]
+    nested, by_ext = defaultdict(list), {}
     for index, e in enumerate(events):
         if e.get("cat") in NESTED and e.get("ph") == "X":
             nested[(e["pid"], e["tid"])].append((_ps(e["ts"]), _ps(e.get("dur", 0)), index,
                                                  (e["cat"], e["name"])))
+        for level, categories in enumerate(OWNERS):
+            if e.get("cat") in categories and e.get("ph") == "X" and \
+                    not STEP.fullmatch(e["name"]):
+                by_thread[level][(e["pid"], e["tid"])].append(
+                    (_ps(e["ts"]), _ps(e.get("dur", 0)), index, (e["cat"], e["name"])))
         if e.get("cat") in CPU_OPS and e.get("ph") == "X":
-            by_thread[(e["pid"], e["tid"])].append((_ps(e["ts"]), _ps(e.get("dur", 0)), index,
-                                                    e["name"]))
             args = e.get("args", {})
-            by_ext.setdefault(args.get("External id", args.get("external id")), e["name"])
-    threads = {key: _Thread(ops) for key, ops in by_thread.items()}
+            by_ext.setdefault(args.get("External id", args.get("external id")),
+                              (e["cat"], e["name"]))
+    threads = [{key: _Thread(ops) for key, ops in level.items()} for level in by_thread]
     host: dict[tuple, list[int]] = {}
     host_span = 0
     for thread in (_Thread(ops) for ops in nested.values()):
@@ -139,13 +151,16 @@ def recount(path: Path) -> dict[str, dict]:
         args = e.get("args", {})
         op = None
         call = calls.get(args.get("correlation"))
-        if call is not None and (call["pid"], call["tid"]) in threads:
-            begin = _ps(call["ts"])
-            op = threads[(call["pid"], call["tid"])].innermost_around(
-                begin, begin + _ps(call.get("dur", 0)))
-        if op is None:
+        if call is None:
             op = by_ext.get(args.get("External id", args.get("external id")))
-        key = (_type(op), op) if op is not None else ("Unknown", e["name"])
+        else:
+            begin = _ps(call["ts"])
+            for level in threads:
+                thread = level.get((call["pid"], call["tid"]))
+                op = op or (thread and thread.innermost_around(
+                    begin, begin + _ps(call.get("dur", 0))))
+            op = op or (call["cat"], call["name"])
+        key = (_type(op[1], op[0]), op[1]) if op is not None else ("Unknown", e["name"])
         start, length = _ps(e["ts"]), _ps(e.get("dur", 0))
         row = device.setdefault(key, [0, 0, Fraction(0)])
         row[0] += 1

@@ -41,7 +41,7 @@ from ..profile.model import Profile
 from .hlo_cost import HloCosts
 from .hosts import host_parts
 from .kineto import KERNELS, has_category
-from .kineto_kernels import kineto_kernel_part
+from .kineto_kernels import MEAN_SUMS, kineto_kernel_part, weighted_means
 from .op_profile import is_custom_call
 from .steps import stat_hits, track_events
 from .tensor_core import is_einsum_eligible, is_op_eligible, uses_tensor_core
@@ -54,6 +54,10 @@ COLUMNS = [
     "occupancy_pct", "is_op_tensor_core_eligible", "is_kernel_using_tensor_core", "op_name",
     "occurrences", "total_duration_us", "avg_duration_us", "min_duration_us", "max_duration_us",
 ]
+KINETO_COLUMNS = ["op_category", "mean_blocks_per_sm", "mean_est_achieved_occupancy_pct"]
+"""After COLUMNS where a part is a Kineto trace's (kineto_kernels.py): the owner's category and
+the duration-weighted means of `blocks per SM` and `est. achieved occupancy %`, NaN where no
+kernel of the row states them."""
 _KEY = ["kernel_name", "grid", "block", "registers_per_thread", "static_shmem_bytes",
         "dynamic_shmem_bytes", "is_kernel_using_tensor_core", "is_op_tensor_core_eligible",
         "op_name"]
@@ -206,10 +210,12 @@ def _tensor_core_flags(codes: pd.Series) -> pd.Series:
 def _rows(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.assign(is_kernel_using_tensor_core=_tensor_core_codes(
         frame["is_kernel_using_tensor_core"]))
+    kineto = {"op_category": ("op_category", "first"),
+              **{c: (c, "sum") for c in MEAN_SUMS}} if "op_category" in frame else {}
     grouped = frame.groupby(_KEY, sort=False, dropna=False).agg(
         occupancy_pct=("occupancy_pct", "first"), occurrences=("occurrences", "sum"),
         total_ps=("total_ps", "sum"), min_ps=("min_ps", "min"), max_ps=("max_ps", "max"),
-        tick_ps=("tick_ps", "max")).reset_index()
+        tick_ps=("tick_ps", "max"), **kineto).reset_index()
     grouped["grid0"], grouped["grid1"], grouped["grid2"] = zip(*grouped["grid"], strict=True)
     grouped["block0"], grouped["block1"], grouped["block2"] = zip(*grouped["block"],
                                                                   strict=True)
@@ -221,7 +227,7 @@ def _rows(frame: pd.DataFrame) -> pd.DataFrame:
     total = grouped["total_ps"].to_numpy(np.int64)
     occurrences = grouped["occurrences"].to_numpy(np.int64)
     tick = grouped["tick_ps"].to_numpy(np.int64)
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "rank": np.arange(1, len(grouped) + 1),
         "kernel_name": grouped["kernel_name"].astype(str),
         "registers_per_thread": grouped["registers_per_thread"].astype(np.int64),
@@ -239,6 +245,12 @@ def _rows(frame: pd.DataFrame) -> pd.DataFrame:
         "min_duration_us": grouped["min_ps"].to_numpy(np.int64) / 1e6,
         "max_duration_us": grouped["max_ps"].to_numpy(np.int64) / 1e6,
     })[COLUMNS]
+    if not kineto:
+        return out
+    means = weighted_means(grouped)
+    return out.assign(op_category=grouped["op_category"].fillna("").astype(str),
+                      mean_blocks_per_sm=means["blocks_per_sm"],
+                      mean_est_achieved_occupancy_pct=means["occupancy"])
 
 
 def _empty() -> pd.DataFrame:

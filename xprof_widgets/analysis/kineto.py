@@ -18,6 +18,9 @@ KERNELS = ("kernel", "Kernel")
 """Kineto's category of GPU kernels (`Kernel` in its 2022 and older traces)."""
 CPU_OPS = ("cpu_op", "Operator")
 """Kineto's category of PyTorch's CPU ops (`Operator` in its older traces)."""
+STEP_MARKER = r"ProfilerStep#\d+"
+"""The whole name of the profiler's step marker (`torch.profiler`'s `step()`): an annotation in
+newer traces, a cpu_op in older ones."""
 
 
 def meta_categories(profile: Profile) -> np.ndarray:

@@ -2,17 +2,41 @@
 
 Kineto writes each GPU kernel as a `kernel` event on its GPU process with its launch parameters
 as args (`registers per thread`, `shared memory`, `grid`, `block` and, since 2021,
-`est. achieved occupancy %`); XProf's kernel stats read the same facts from `kernel_details`.
-A kernel's op is the CPU op that launched it: the innermost `cpu_op` around the runtime call
-that shares the kernel's `correlation`. Only where that call is missing from the trace is the
-kernel's `External id` looked up among the `cpu_op`s: some PyTorch versions write a kernel's
-correlation there, which would name an unrelated op.
+`blocks per SM` and `est. achieved occupancy %`); XProf's kernel stats read the same facts from
+`kernel_details`.
+
+A kernel's op is its owner (`launch_owners`, shared with Framework Op Stats' device side): the
+runtime or driver call with the kernel's `correlation` is found on the launching thread, and the
+innermost event around it of the first kind that has one owns the kernel:
+
+1. a `cpu_op` (PyTorch's op);
+2. else a `user_annotation` (`record_function`; its GPU copy `gpu_user_annotation` is not on the
+   launching thread);
+3. else a `python_function` (`with_stack`);
+4. else the launch call itself (`cudaLaunchKernel`, `cuLaunchKernelEx`,
+   `hipExtModuleLaunchKernel`, ...: categories cuda_runtime, cuda_driver, Runtime, Driver).
+
+The profiler's own step marker `ProfilerStep#N` owns nothing (it is the step, not a region the
+program named: it would hide every Python function under it). Only where the launch call is
+missing from the trace is the kernel's `External id` looked up among the `cpu_op`s: some
+PyTorch versions write a kernel's correlation there, which would name an unrelated op. Work
+with neither has no owner (""). Each row keeps its owner's Kineto category (`op_category`), so
+an annotation, a Python function or a launch call reads apart from a cpu_op.
+
+Per row, Kineto-only: the mean `blocks per SM` and mean `est. achieved occupancy %` of its
+kernels, weighted by duration as PyTorch's TensorBoard plugin weights them (its
+kernel_parser.py), over the kernels that state them: a value the trace does not state is
+missing (NaN), where the plugin counts it as 0. A kernel without `blocks per SM` but with a
+`grid` gets it as Kineto computes it: the grid's blocks over its GPU's `numSms`
+(`deviceProperties` of the trace header).
 
 Durations are the exact picoseconds the trace states (Kineto's microseconds with their
 fraction), so the part's `tick_ps` is 1 (XProf counts whole nanoseconds).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -22,6 +46,7 @@ from .kernel_families import NO, YES, tensor_core_use
 from .kineto import (
     CPU_OPS,
     KERNELS,
+    STEP_MARKER,
     args_of,
     events_of,
     innermost_enclosing,
@@ -30,9 +55,21 @@ from .kineto import (
 )
 from .tensor_core import is_op_eligible
 
-_EXTERNAL_ID = ("External id", "external id")
-_LAUNCH = ("registers per thread", "shared memory", "grid", "block", "est. achieved occupancy %",
-           "correlation", *_EXTERNAL_ID)
+LAUNCH_CALLS = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
+"""Kineto's categories of the host calls that launch GPU work (ROCm traces use the same)."""
+OWNERS = (CPU_OPS, ("user_annotation",), ("python_function",))
+"""The host events that own the GPU work launched inside them, in order of preference; the
+launch call itself is the last resort."""
+LINKS = ("correlation", "External id", "external id")
+"""The args that tie GPU work to its launch: read by `launch_owners`."""
+_EXTERNAL_ID = LINKS[1:]
+_MEANS = {"blocks_per_sm": "blocks per SM", "occupancy": "est. achieved occupancy %"}
+"""The per-kernel facts a row averages, by duration (see the module doc)."""
+_SUMS = ("weighted", "ps", "sum", "n")
+MEAN_SUMS = tuple(f"{mean}_{s}" for mean in _MEANS for s in _SUMS)
+"""A part's columns behind each mean, summed over kernels that state it: value x ps, ps, value,
+count; rows and hosts add them up, then `weighted_means` divides."""
+_LAUNCH = ("registers per thread", "shared memory", "grid", "block", *_MEANS.values(), *LINKS)
 """The kernel args read, each kernel's args decoded once."""
 _TENSOR_CORE = {YES: True, NO: False}
 """A kernel's TensorCore use as the column holds it; None (absent here) where the name does not
@@ -40,27 +77,43 @@ say: kernel_families.TENSOR_CORE_FAMILIES, wider than XProf's list (Hopper wgmma
 MFMA, flash attention...) and with an unknown, where XProf's says "no"."""
 
 
+@dataclass(frozen=True)
+class Owners:
+    """Who launched each piece of GPU work: piece k's owner is `names[code[k]]`, of Kineto
+    category `categories[code[k]]` ("" and "" where none is known)."""
+
+    names: np.ndarray
+    categories: np.ndarray
+    code: np.ndarray
+
+
 def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
     """A row per kind of kernel launch (name, launch parameters, op) with its occurrences and
-    total/min/max ps, in the columns of `kernel_stats.gpu_kernel_part`; empty without kernels."""
+    total/min/max ps, in the columns of `kernel_stats.gpu_kernel_part`, plus the owner's
+    category and the sums behind the means (`weighted_means`); empty without kernels."""
     kernels = events_of(profile, KERNELS, "device")
     if not kernels.shape[0]:
         return pd.DataFrame()
     args = args_of(profile, kernels, _LAUNCH)
     grid, block = _dims(args["grid"]), _dims(args["block"])
-    op_names, op_code = _launching_ops(profile, kernels, args)
+    owners = launch_owners(profile, kernels, args)
+    ps = profile.duration_ps[kernels].astype(np.int64)
+    occupancy = _floats(args[_MEANS["occupancy"]])
     launches = pd.DataFrame({
         "meta": profile.meta[kernels], "registers": _ints(args["registers per thread"]),
         "shared": _ints(args["shared memory"]),
         "g0": grid[0], "g1": grid[1], "g2": grid[2], "b0": block[0], "b1": block[1],
-        "b2": block[2], "op": op_code, "occupancy": _occupancy(args["est. achieved occupancy %"]),
-        "ps": profile.duration_ps[kernels]})
+        "b2": block[2], "op": owners.code, "occupancy": occupancy, "ps": ps})
+    parts = _weighted(ps, {"blocks_per_sm": _blocks_per_sm(profile, kernels, args, grid),
+                           "occupancy": occupancy})
+    launches = launches.assign(**parts)
     kinds = launches.groupby(list(launches.columns[:10]), sort=False).agg(
         occupancy_pct=("occupancy", "first"), occurrences=("ps", "size"),
-        total_ps=("ps", "sum"), min_ps=("ps", "min"), max_ps=("ps", "max")).reset_index()
+        total_ps=("ps", "sum"), min_ps=("ps", "min"), max_ps=("ps", "max"),
+        **{c: (c, "sum") for c in parts}).reset_index()
     names = profile.metadata["name"].to_numpy(dtype=object)[kinds["meta"].to_numpy()]
     tensor_core = np.array([_TENSOR_CORE.get(tensor_core_use(str(n))) for n in names], dtype=object)
-    ops = op_names[kinds["op"].to_numpy()]
+    ops = owners.names[kinds["op"].to_numpy()]
     return pd.DataFrame({
         "kernel_name": names.astype(str),
         "grid": list(zip(kinds["g0"], kinds["g1"], kinds["g2"], strict=True)),
@@ -78,7 +131,122 @@ def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
         "min_ps": kinds["min_ps"].to_numpy(np.int64),
         "max_ps": kinds["max_ps"].to_numpy(np.int64),
         "tick_ps": np.ones(len(kinds), np.int64),
+        "op_category": owners.categories[kinds["op"].to_numpy()].astype(str),
+        **{c: kinds[c].to_numpy() for c in parts},
     })
+
+
+def weighted_means(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each mean of `_MEANS` per row of summed parts: weighted by duration, or plain where the
+    kernels that state it lasted 0 ps in all; NaN where no kernel states it."""
+    out = {}
+    for mean in _MEANS:
+        weighted, weight, plain, stated = (frame[f"{mean}_{s}"].to_numpy(np.float64)
+                                           for s in _SUMS)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[mean] = np.where(weight > 0, weighted / weight,
+                                 np.where(stated > 0, plain / stated, np.nan))
+    return out
+
+
+def _weighted(ps: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per kernel, its terms of MEAN_SUMS (0 where it does not state the value)."""
+    out = {}
+    for mean, value in values.items():
+        stated = ~np.isnan(value)
+        terms = (np.where(stated, value * ps, 0.0), np.where(stated, ps, 0).astype(np.int64),
+                 np.where(stated, value, 0.0), stated.astype(np.int64))
+        out.update({f"{mean}_{s}": term for s, term in zip(_SUMS, terms, strict=True)})
+    return out
+
+
+def _blocks_per_sm(profile: Profile, kernels: np.ndarray, args: dict[str, np.ndarray],
+                   grid: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """`blocks per SM` per kernel; where absent, the grid's blocks over the GPU's SM count (as
+    Kineto computes it) when both are known; else NaN."""
+    stated = _floats(args["blocks per SM"])
+    missing = np.isnan(stated) & _given(args["grid"])
+    if not missing.any():
+        return stated
+    sms = np.array([_sm_count(stats) for stats in profile.sections["stats"]], np.float64)
+    section = profile.built_tracks["section_id"].to_numpy(np.int64)[
+        profile.track_of(kernels[missing])]
+    blocks = (grid[0] * grid[1] * grid[2])[missing].astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stated[missing] = np.where(sms[section] > 0, blocks / sms[section], np.nan)
+    return stated
+
+
+def _sm_count(stats: object) -> float:
+    """A GPU section's `numSms` from the trace header's `deviceProperties`; NaN if unknown."""
+    device = stats.get("device_properties") if isinstance(stats, dict) else None
+    count = device.get("numSms") if isinstance(device, dict) else None
+    return float(count) if type(count) is int else np.nan
+
+
+def launch_owners(profile: Profile, work: np.ndarray, args: dict[str, np.ndarray]) -> Owners:
+    """Each piece of GPU work's owner (see the module doc); `args` holds LINKS of `work`."""
+    owner = np.full(work.shape[0], -1, np.int64)
+    call = _launch_calls(profile, args["correlation"])
+    linked = np.flatnonzero(call >= 0)
+    for categories in OWNERS:
+        todo = linked[owner[linked] < 0]
+        candidates = _owner_events(profile, categories)
+        if todo.shape[0] and candidates.shape[0]:
+            owner[todo] = innermost_enclosing(profile, call[todo], candidates)
+    owner = np.where((call >= 0) & (owner < 0), call, owner)
+    missing = np.flatnonzero(call < 0)
+    if missing.shape[0]:
+        owner[missing] = _by_external_id(profile, {n: args[n][missing] for n in _EXTERNAL_ID})
+    known = owner >= 0
+    names = np.where(known, profile.display_names[profile.meta[owner]], "")
+    categories = np.where(known, meta_categories(profile)[profile.meta[owner]], "")
+    code, uniques = pd.factorize(pd.Series(names, dtype=object))
+    first = np.unique(code, return_index=True)[1]
+    return Owners(np.asarray(uniques, dtype=object), categories[first].astype(object),
+                  code.astype(np.int64))
+
+
+def _launch_calls(profile: Profile, correlation: np.ndarray) -> np.ndarray:
+    """Per piece of work, the runtime or driver call with its `correlation` (the first such
+    call of the trace); -1 where the trace has none."""
+    out = np.full(correlation.shape[0], -1, np.int64)
+    calls = events_of(profile, LAUNCH_CALLS, "host")
+    has_corr, call_corr = int_stat(profile, calls, "correlation")
+    calls, call_corr = calls[has_corr], call_corr[has_corr]
+    if not calls.shape[0]:
+        return out
+    order = np.argsort(call_corr, kind="stable")
+    at = np.minimum(np.searchsorted(call_corr[order], _ints(correlation)), order.shape[0] - 1)
+    linked = _present(correlation) & (call_corr[order][at] == _ints(correlation))
+    out[linked] = calls[order][at][linked]
+    return out
+
+
+def _owner_events(profile: Profile, categories: tuple[str, ...]) -> np.ndarray:
+    """The host events of these categories that may own work: all but the step markers."""
+    events = events_of(profile, categories, "host")
+    metas = np.unique(profile.meta[events])
+    steps = metas[pd.Series(profile.display_names[metas], dtype=object).astype(str).str.fullmatch(
+        STEP_MARKER).to_numpy(bool)]
+    return events[~np.isin(profile.meta[events], steps)]
+
+
+def _by_external_id(profile: Profile, ids: dict[str, np.ndarray]) -> np.ndarray:
+    """The cpu_op whose External id is the work's, per piece of work; -1 where none is."""
+    new, old = ids.values()
+    column = np.where(_present(new), new, old)
+    has_ext, external = _present(column), _ints(column)
+    out = np.full(column.shape[0], -1, np.int64)
+    ops = events_of(profile, CPU_OPS, "host")
+    has_op_ext, op_ext = int_stat(profile, ops, *_EXTERNAL_ID)
+    order = np.argsort(op_ext[has_op_ext], kind="stable")
+    by_ext, ext_sorted = ops[has_op_ext][order], op_ext[has_op_ext][order]
+    if ext_sorted.shape[0]:
+        at = np.minimum(np.searchsorted(ext_sorted, external), ext_sorted.shape[0] - 1)
+        found = has_ext & (ext_sorted[at] == external)
+        out[found] = by_ext[at[found]]
+    return out
 
 
 def _dims(column: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,6 +261,12 @@ def _dims(column: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out[0], out[1], out[2]
 
 
+def _given(column: np.ndarray) -> np.ndarray:
+    """Where a `[x, y, z]` arg states all three dimensions as whole numbers."""
+    return np.fromiter((isinstance(v, list) and len(v) == 3 and all(type(d) is int for d in v)
+                        for v in column.tolist()), bool, column.shape[0])
+
+
 def _ints(column: np.ndarray) -> np.ndarray:
     """An integer arg per kernel; 0 where it is missing or not an integer (as XProf reads a
     missing launch parameter)."""
@@ -105,47 +279,8 @@ def _present(column: np.ndarray) -> np.ndarray:
     return np.fromiter((type(v) is int for v in column.tolist()), bool, column.shape[0])
 
 
-def _occupancy(column: np.ndarray) -> np.ndarray:
-    """`est. achieved occupancy %` per kernel; NaN where the trace does not say."""
+def _floats(column: np.ndarray) -> np.ndarray:
+    """A numeric arg per kernel (`est. achieved occupancy %`, `blocks per SM`); NaN where the
+    trace does not say."""
     return np.fromiter((float(v) if type(v) in (int, float) else np.nan
                         for v in column.tolist()), np.float64, column.shape[0])
-
-
-def _launching_ops(profile: Profile, kernels: np.ndarray, args: dict[str, np.ndarray]
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The op names ("" for none) and each kernel's code in them: the innermost cpu_op around the
-    runtime call of the kernel's correlation, else the cpu_op of its External id."""
-    ops = events_of(profile, CPU_OPS, "host")
-    launched_by = np.full(kernels.shape[0], -1, np.int64)
-    has_corr, correlation = _present(args["correlation"]), _ints(args["correlation"])
-    calls = events_of(profile, _runtime_categories(profile), "host")
-    has_call_corr, call_corr = int_stat(profile, calls, "correlation")
-    calls, call_corr = calls[has_call_corr], call_corr[has_call_corr]
-    if calls.shape[0] and ops.shape[0]:
-        order = np.argsort(call_corr, kind="stable")
-        at = np.minimum(np.searchsorted(call_corr[order], correlation), order.shape[0] - 1)
-        call = calls[order][at]
-        linked = has_corr & (call_corr[order][at] == correlation)
-        launched_by[linked] = innermost_enclosing(profile, call[linked], ops)
-    unresolved = np.flatnonzero(launched_by < 0)
-    if unresolved.shape[0] and ops.shape[0]:
-        new, old = (args[name][unresolved] for name in _EXTERNAL_ID)
-        column = np.where(_present(new), new, old)
-        has_ext, external = _present(column), _ints(column)
-        has_op_ext, op_ext = int_stat(profile, ops, *_EXTERNAL_ID)
-        by_ext = ops[has_op_ext][np.argsort(op_ext[has_op_ext], kind="stable")]
-        ext_sorted = np.sort(op_ext[has_op_ext])
-        if ext_sorted.shape[0]:
-            at = np.minimum(np.searchsorted(ext_sorted, external), ext_sorted.shape[0] - 1)
-            found = has_ext & (ext_sorted[at] == external)
-            launched_by[unresolved[found]] = by_ext[at[found]]
-    names = np.where(launched_by >= 0, profile.display_names[profile.meta[launched_by]], "")
-    codes, uniques = pd.factorize(pd.Series(names, dtype=object))
-    return np.asarray(uniques, dtype=object), codes.astype(np.int64)
-
-
-def _runtime_categories(profile: Profile) -> list[str]:
-    """The categories of host calls that launch GPU work (cuda_runtime, cuda_driver; ROCm
-    traces use the same names), as the trace has them."""
-    present = set(meta_categories(profile).tolist())
-    return [c for c in ("cuda_runtime", "cuda_driver", "Runtime", "Driver") if c in present]

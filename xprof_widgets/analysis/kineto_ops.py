@@ -11,16 +11,18 @@ PyTorch's ops are the trace's `cpu_op` events; they stand where XProf's framewor
   their own, as in key_averages(), typed by their category; annotations and Python functions
   have none, so their self time is the host's idle. A thread's time runs from its first row's
   start to its last row's end, as XProf counts a host line; idle is the rest;
-- device: the GPU work each op launched, kernels, copies and sets alike, found as Kernel Stats
-  finds a kernel's op (the runtime call of its `correlation`, the innermost cpu_op around it on
-  the launching thread). An op's occurrences are its launches, its time their summed
-  durations, and its self time its share of the GPU's busy time (the union of its work over all
-  streams): a stretch where k pieces of work run at once counts 1/k to each, so self times add
-  up to the busy time and no share passes 100% however many streams overlap; on one stream it
-  is the summed durations (PyTorch's "Self CUDA"). Work whose launch is not in the trace stands
-  as itself, of type "Unknown", as XProf lists a device op without a framework op. A GPU's time
-  runs from its first piece of work's start to its last one's end; idle is that minus the busy
-  time;
+- device: the GPU work each op launched, kernels, copies and sets alike, by its owner as
+  Kernel Stats finds it (kineto_kernels.launch_owners: the runtime call of its `correlation`,
+  then the innermost cpu_op around it on the launching thread, else annotation, else Python
+  function, else the call itself). An owner that is not a cpu_op is typed by its Kineto
+  category (`user_annotation`, `python_function`, `cuda_runtime`, ...). An op's occurrences
+  are its launches, its time their summed durations, and its self time its share of the
+  GPU's busy time (the union of its work over all streams): a stretch where k pieces of work
+  run at once counts 1/k to each, so self times add up to the busy time and no share passes
+  100% however many streams overlap; on one stream it is the summed durations (PyTorch's
+  "Self CUDA"). Work whose launch is not in the trace stands as itself, of type "Unknown", as
+  XProf lists a device op without a framework op. A GPU's time runs from its first piece of
+  work's start to its last one's end; idle is that minus the busy time;
 - an op's type is its namespace (`aten`, `c10d`, `autograd`, ...: the name before its first
   `::`), "Unknown" for names without one. PyTorch's ops run eagerly, so every row is "Eager".
 
@@ -37,7 +39,7 @@ import pandas as pd
 from .._native.intervals import self_times
 from ..profile.model import Profile
 from .kineto import CPU_OPS, KERNELS, args_of, events_of, has_category, meta_categories
-from .kineto_kernels import _launching_ops
+from .kineto_kernels import LINKS, launch_owners
 
 DEVICE_WORK = (*KERNELS, "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
 """Kineto's categories of GPU work an op launches (`Memcpy`, `Memset` in older traces)."""
@@ -48,7 +50,6 @@ traces): host rows of their own, as in PyTorch's key_averages()."""
 HOST_CHILDREN = ("user_annotation", "python_function")
 """Host events that are children of the ops around them (PyTorch subtracts them from an op's
 self time) but have no row: `record_function` annotations and `with_stack` Python functions."""
-_LINKS = ("correlation", "External id", "external id")
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,8 @@ def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]
     """Sums of the GPU work by the op that launched it, and the GPUs' busy span."""
     if not work.shape[0]:
         return _sums(np.empty(0, object), np.empty(0, np.int64), np.empty(0, np.int64)), 0
-    op_names, op_code = _launching_ops(profile, work, args_of(profile, work, _LINKS))
-    launched_by = op_names[op_code]
+    owners = launch_owners(profile, work, args_of(profile, work, LINKS))
+    launched_by = owners.names[owners.code]
     own_names = profile.display_names[profile.meta[work]]
     unlaunched = launched_by == ""
     names = np.where(unlaunched, own_names, launched_by)
@@ -137,6 +138,11 @@ def _device_side(profile: Profile, work: np.ndarray) -> tuple[pd.DataFrame, int]
     sums["self_time_ps"] = _rounded_to(np.bincount(codes, shared, len(sums)), busy)
     standalone = set(names[unlaunched].tolist()) - set(launched_by[~unlaunched].tolist())
     sums.loc[sums["operation"].isin(standalone), "type"] = UNKNOWN_TYPE
+    typed = {name: category for name, category in zip(
+        owners.names.tolist(), owners.categories.tolist(), strict=True)
+        if category and category not in CPU_OPS}  # annotations, Python, launch calls
+    sums["type"] = [typed.get(name, kind) for name, kind in zip(
+        sums["operation"].tolist(), sums["type"].tolist(), strict=True)]
     return sums, total
 
 
