@@ -42,8 +42,10 @@ def _raw(path: Path) -> bytes:
 
 
 def _memory_fixtures() -> list[Path]:
+    """Files with `[memory]` events as PyTorch 1.10+ writes them (addresses and totals; the
+    older shape, tests/data/torch_memory_no_addr, is tested in test_kineto_memory_pairing)."""
     files = sorted(p for p in DATA.rglob("*") if p.name.endswith((".json", ".json.gz")))
-    return [p for p in files if b'"[memory]"' in _raw(p)]
+    return [p for p in files if b'"[memory]"' in _raw(p) and b'"Addr"' in _raw(p)]
 
 
 FIXTURES = _memory_fixtures()
@@ -93,7 +95,7 @@ class Recount:
         thread = (ev["pid"], ev["tid"])
         ops = self.ops[thread]
         for k in range(bisect.bisect_right(self.starts.get(thread, []), t) - 1, -1, -1):
-            if ops[k][1] >= t:
+            if ops[k][1] > t:
                 return ops[k][2]
         return ""
 
@@ -303,7 +305,9 @@ def _memory(ts: float, addr: int, size: int, **args) -> dict:
 
 def test_events_without_totals_count_from_zero(tmp_path):
     """`[memory]` events without totals (as an older PyTorch may write): allocated is the running
-    sum from 0, and from a stated total where one appears; an event without Bytes is left out."""
+    sum from 0 (no free before the first total lacks its allocation), and from a stated total
+    where one appears; reserved is unknown (NaN, None in the summary) where not stated; an
+    event without Bytes is left out."""
     events = [
         {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 10,
          "dur": 5},
@@ -316,7 +320,14 @@ def test_events_without_totals_count_from_zero(tmp_path):
     memory = analyze_memory_profile(xw.open_profile(path)).allocator("cuda:0")
     s = memory.snapshots
     assert s["heap_allocated_bytes"].tolist() == [100, 150, 50, 1000, 1040]
-    assert s["reserved_bytes"].tolist() == [0, 0, 0, 2048, 0]
+    assert np.array_equal(s["reserved_bytes"], [np.nan, np.nan, np.nan, 2048, np.nan],
+                          equal_nan=True)
+    assert np.isnan(s["free_memory_bytes"].to_numpy()[[0, 1, 2, 4]]).all()
+    assert s["free_memory_bytes"].iat[3] == 2048 - 1000
+    summary = memory.summary()
+    assert summary["peak_reserved_bytes"] is None and summary["capacity_bytes"] is None
+    assert summary["peak_free_bytes"] is None and summary["max_reserved_bytes"] == 2048
+    assert (summary["pairing"], summary["peak_op"]) == ("address", "")
     assert s["cpu_op"].tolist() == ["aten::empty", "aten::empty", "", "", ""]
     assert s["op_name"].tolist() == ["aten::empty", "aten::empty", "aten::empty", "", ""]
     table = memory.breakdown()

@@ -308,11 +308,15 @@ def _analyze(profile: Profile) -> MemoryProfileAnalysis:
     for part in host_parts(profile, part_of):
         # the host's events are numbered after the hosts before it: its first track's first
         base = int(tracks.loc[tracks["host"] == part.host, "first_event"].min())
-        for memory_id, snaps in part.part:
-            snaps = snaps.assign(time_ps=snaps["time_ps"] + part.shift_ps,
-                                 event=snaps["event"] + base)
+        for memory_id, snaps, *more in part.part:  # a Kineto device's adds its ops
+            shifted = {"time_ps": snaps["time_ps"] + part.shift_ps, "event": snaps["event"] + base}
+            if "paired_event" in snaps:
+                paired = snaps["paired_event"].to_numpy()
+                shifted["paired_event"] = np.where(paired >= 0, paired + base, -1)
+            snaps = snaps.assign(**shifted)
             snaps["time_us"] = snaps["time_ps"] / PS_PER_US
-            out[(part.host, memory_id)] = memory(part.host, memory_id, snaps[memory.columns])
+            out[(part.host, memory_id)] = memory(part.host, memory_id, snaps[memory.columns],
+                                                 *more)
     return MemoryProfileAnalysis(out, profile.source, "kineto" if kineto else "allocator")
 
 
