@@ -5,6 +5,7 @@
 // Every widget on the page shares one promise per version, kept on window.
 import { request } from "../lib/transport.js";
 import { followTheme } from "./theme.js";
+import { integerStepTicks } from "./ticks.js";
 
 const CACHE_KEY = "__xprofWidgetsBokeh";
 
@@ -74,13 +75,14 @@ export function whenConnected(el, signal) {
 
 /**
  * Embed a JSON item (Python: xprof_widgets.widgets._bokeh.json_item) into `el` once it is
- * connected, in the page's theme and following it (./theme.js). `bokeh` is the object loadBokeh
+ * connected, in the page's theme and following it (./theme.js), step axes ticking whole steps
+ * (./ticks.js). `bokeh` is the object loadBokeh
  * resolved to. Resolves to Bokeh's ViewManager of the embedded roots: call its `clear()` when the
  * widget view goes away (that also stops following the theme).
  */
 export async function embedItem(el, item, bokeh, signal) {
   await whenConnected(el, signal);
-  const manager = await bokeh.embed.embed_item(item, el);
+  const manager = await bokeh.embed.embed_item(integerStepTicks(item), el);
   const stop = followTheme(manager, el);
   const clear = manager.clear.bind(manager);
   manager.clear = () => { stop(); clear(); };

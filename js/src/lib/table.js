@@ -12,6 +12,7 @@
 //     rows: rowsOf(answer.content.columns),   // objects keyed by column key (rowsOf: columnar -> rows)
 //     sort: { key: "total_self_time_us", descending: true },
 //     csvName: "framework_op_stats.csv",      // the "Export as CSV" button's file name
+//     csvKeys: [...],                         // optional: the CSV's columns (default: every column's key)
 //     onRowClick: (row) => ..., rowKey: (row) => ...,  // optional
 //     onChange: (rows) => ...,                // optional: the rows kept, in order, after each change
 //   });
@@ -21,12 +22,17 @@
 // Clicking a header sorts by it (numbers largest first, text A-Z; again reverses); missing
 // values (null) always sort last. The filter box keeps rows where any text column contains the
 // words typed (case-insensitive, every word must appear); facets keep rows of one value. The
-// table scrolls sideways inside its box, its name column kept in view; long text elides in the
-// middle (elideMiddle: the ends of an op name tell ops apart), the whole text on hover. The
+// table scrolls sideways inside its box, its name column kept in view; long text is cut to a
+// column's maxChars (elideName: plain text loses its middle, a C++ signature keeps its
+// function's name), the whole text on hover. A column marked `optional` shows only where some
+// row knows its value (`optional: "nonzero"`: 0 counts as unknown too). The
 // CSV holds what the table shows (filtered, in its order) with the raw values under the column
-// keys, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
+// keys, hidden optional columns included, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
 // `el.dataset.rows` is the number of rows the filter keeps (the browser tests read it).
 import { h } from "./dom.js";
+import { elideName } from "./names.js";
+
+export { elideMiddle } from "./names.js";
 
 const DEFAULT_PAGE = 500;
 
@@ -112,15 +118,17 @@ export function defaultFormat(value) {
   return String(value);
 }
 
-/**
- * `text` cut to `max` characters by leaving out its middle ("tf_XLAEigen/-894…633742"): names
- * differ at both ends (scopes before, ids and numbers after), so both stay.
- */
-export function elideMiddle(text, max = 64) {
-  const chars = [...String(text)];
-  if (chars.length <= max) return String(text);
-  const tail = Math.floor((max - 1) / 2);
-  return `${chars.slice(0, max - 1 - tail).join("")}…${chars.slice(chars.length - tail).join("")}`;
+/** A value a column does not know: missing, NaN, empty or "unknown"; with `zero`, 0 too (a
+ * rate or bandwidth that reads 0 where the trace has no cost for the op). */
+export function isUnknown(value, zero = false) {
+  return value === null || value === undefined || Number.isNaN(value) || value === "" ||
+    value === "unknown" || (zero && value === 0);
+}
+
+/** The columns to show: an `optional` column only where some row knows its value
+ * (optional: "nonzero" also takes 0 for unknown). */
+export function shownColumns(columns, rows) {
+  return columns.filter((c) => !c.optional || rows.some((r) => !isUnknown(r[c.key], c.optional === "nonzero")));
 }
 
 /** Start a browser download of `text` as a file named `name`. */
@@ -137,6 +145,7 @@ export class DataTable {
   constructor(options) {
     this.columns = options.columns;
     this.csvName = options.csvName ?? "table.csv";
+    this.csvKeys = options.csvKeys ?? null;
     this.pageSize = options.pageSize ?? DEFAULT_PAGE;
     this.onRowClick = options.onRowClick ?? null;
     this.onChange = options.onChange ?? null;
@@ -162,7 +171,7 @@ export class DataTable {
       const select = h("select", { className: "xw-dt-facet", title: `Only rows of one ${c.label}`,
         dataset: { facet: c.key },
         onchange: () => { this.facets[c.key] = select.value; this.limit = this.pageSize; this.render(); } });
-      return [c, select];
+      return [c, h("label", {}, c.label, select), select];
     });
     this.countLabel = h("span", { className: "xw-dt-count" });
     this.csvButton = h("button", { type: "button", className: "xw-dt-csv",
@@ -175,6 +184,7 @@ export class DataTable {
       onclick: () => this.sortBy(c.key),
       onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.sortBy(c.key); } },
     }, c.label));
+    this.headRow = h("tr", {}, this.heads);
     this.body = h("tbody");
     this.more = h("button", { type: "button", className: "xw-dt-more", hidden: true,
       onclick: () => { this.limit = Infinity; this.render(); } });
@@ -184,17 +194,21 @@ export class DataTable {
     });
     this.el = h("div", { className: "xw-dt" },
       h("div", { className: "xw-dt-toolbar" }, this.filterInput,
-        this.facetSelects.map(([c, select]) => h("label", {}, c.label, select)),
+        this.facetSelects.map(([, label]) => label),
         this.countLabel, this.csvButton),
       h("div", { className: "xw-dt-scroll" },
-        h("table", { className: "xw-dt-table" }, h("thead", {}, h("tr", {}, this.heads)), this.body)),
+        h("table", { className: "xw-dt-table" }, h("thead", {}, this.headRow), this.body)),
       this.more);
   }
 
   /** New rows; the sort, filter text and facet choices stay. */
   setRows(rows) {
     this.rows = rows;
-    for (const [c, select] of this.facetSelects) {
+    this.shownKeys = new Set(shownColumns(this.columns, rows).map((c) => c.key));
+    this.headRow.replaceChildren(...this.heads.filter((th) => this.shownKeys.has(th.dataset.key)));
+    this.el.dataset.hiddenColumns = this.columns.filter((c) => !this.shownKeys.has(c.key)).map((c) => c.key).join(",");
+    for (const [c, label, select] of this.facetSelects) {
+      label.hidden = !this.shownKeys.has(c.key);
       const values = [...new Set(rows.map((r) => facetText(r[c.key], c.facetNull)))].filter(Boolean).sort();
       const keep = values.includes(this.facets[c.key]) ? this.facets[c.key] : "";
       select.replaceChildren(h("option", { value: "" }, "all"), ...values.map((v) => h("option", { value: v }, v)));
@@ -221,7 +235,7 @@ export class DataTable {
   }
 
   csv() {
-    return toCsv(this.visibleRows(), this.columns.map((c) => c.key));
+    return toCsv(this.visibleRows(), this.csvKeys ?? this.columns.map((c) => c.key));
   }
 
   /** Mark the row whose rowKey is `key` (null: none). */
@@ -246,18 +260,19 @@ export class DataTable {
       if (th.dataset.key === this.sortKey) th.setAttribute("aria-sort", this.descending ? "descending" : "ascending");
       else th.removeAttribute("aria-sort");
     }
-    const cells = (row) => this.columns.map((c) => {
+    const columns = this.columns.filter((c) => this.shownKeys.has(c.key));
+    const cells = (row) => columns.map((c) => {
       const value = row[c.key];
       const left = c.align === "left";
       let shown = c.format ? c.format(value, row) : defaultFormat(value);
-      if (left && typeof shown === "string") shown = elideMiddle(shown, c.maxChars);
+      if (left && typeof shown === "string") shown = elideName(shown, c.maxChars);
       return h("td", { className: this.cellClass(c),
         title: left && value !== null && value !== undefined ? String(value) : undefined }, shown);
     });
     this.body.replaceChildren(...this.shown.map((row, i) =>
       h("tr", { dataset: { index: String(i) }, className: this.onRowClick ? "xw-dt-clickable" : "" }, cells(row))));
     if (!rows.length) {
-      this.body.append(h("tr", {}, h("td", { colSpan: this.columns.length, className: "xw-dt-left xw-dt-empty" },
+      this.body.append(h("tr", {}, h("td", { colSpan: columns.length, className: "xw-dt-left xw-dt-empty" },
         this.rows.length ? "No row matches the filter." : "No rows.")));
     }
     this.more.hidden = rows.length <= this.shown.length;
@@ -277,6 +292,7 @@ export const TABLE_CSS = `
 .xw-dt { display: flex; flex-direction: column; min-width: 0; }
 .xw-dt-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; padding: 6px 0; }
 .xw-dt-toolbar label { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+.xw-dt-toolbar label[hidden] { display: none; }
 .xw-dt input.xw-dt-filter, .xw-dt select { font: inherit; color: var(--xw-fg); background: var(--xw-bg);
   border: 1px solid var(--xw-border1); border-radius: 3px; padding: 2px 4px; height: 24px; }
 .xw-dt input.xw-dt-filter { width: 240px; }

@@ -129,7 +129,8 @@ export const inputMethods = {
   ownKey(e, target) {
     if (isTextField(target)) {
       if (target === this.searchInput && e.type === "keydown") this.searchKey(e);
-    } else if (e.type === "keydown") this.keyDown(e);
+    } else if (target === this.resizer && e.type === "keydown" && e.key.startsWith("Arrow")) this.resizeKey(e);
+    else if (e.type === "keydown") this.keyDown(e);
     else if (e.type === "keyup") this.keyUp(e);
   },
 

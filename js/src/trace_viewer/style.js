@@ -53,6 +53,12 @@ export const CSS = `
 .xw-tv-host-list { position: absolute; z-index: 3; margin-top: 4px; max-height: 300px; overflow-y: auto; min-width: 220px;
   display: flex; flex-direction: column; gap: 2px; padding: 6px; background: var(--xw-bg); border: 1px solid var(--xw-border1);
   border-radius: 3px; box-shadow: 0 2px 6px rgba(0,0,0,.2); }
+/* The handle under the timeline that sets its height (resize.js). */
+.xw-tv-resize { height: 7px; cursor: ns-resize; touch-action: none; background: var(--xw-panel);
+  border-top: 1px solid var(--xw-border); position: relative; }
+.xw-tv-resize::after { content: ""; position: absolute; left: calc(50% - 16px); top: 2px; width: 32px; height: 2px;
+  border-top: 1px solid var(--xw-fg2); border-bottom: 1px solid var(--xw-fg2); opacity: .6; }
+.xw-tv-resize:hover, .xw-tv-resize:focus-visible { background: var(--xw-border1); outline: none; }
 .xw-tv-footer { display: flex; justify-content: flex-end; padding: 1px 8px; font-size: 11px; line-height: 16px;
   color: var(--xw-fg2); border-top: 1px solid var(--xw-border); background: var(--xw-panel); min-height: 18px; }
 .xw-tv-status { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }

@@ -12,6 +12,7 @@ import { inputMethods } from "./input.js";
 import { hostMethods } from "./hosts.js";
 import { AXIS_H, LABEL_W, MIN_LABEL_W, buildLayout, maxLabelWidth } from "./layout.js";
 import { navigationMethods } from "./navigate.js";
+import { resizeMethods } from "./resize.js";
 import { selectionMethods } from "./selection.js";
 import { CSS } from "./style.js";
 import { NameTable, covers, decodeTile, planFetch } from "./tile.js";
@@ -128,7 +129,7 @@ export class TraceView {
       this.canvas, this.banner, this.tip, this.help);
     this.details = h("div", { className: "xw-tv-details" });
     const footer = h("div", { className: "xw-tv-footer" }, this.status);
-    el.replaceChildren(h("style", {}, CSS), toolbar, this.stage, footer, this.details);
+    el.replaceChildren(h("style", {}, CSS), toolbar, this.stage, this.buildResizer(), footer, this.details);
   }
 
   bind() {
@@ -531,4 +532,4 @@ export class TraceView {
   }
 }
 
-Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods);
+Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods, resizeMethods);

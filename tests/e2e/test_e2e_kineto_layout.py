@@ -1,0 +1,88 @@
+"""Kernel Stats and the Trace Viewer on PyTorch (Kineto) traces at 1,400 px (issue 30 item 8):
+time columns in view, kernel names that keep their function's name, occupancy the trace does not
+state reading unknown; the timeline's GPU rows first, ranks in order, its height dragged."""
+
+from __future__ import annotations
+
+import harness
+import pytest
+
+PUBLIC = harness.REPO / "tests" / "data" / "public"
+NCCL = PUBLIC / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+DLRM = PUBLIC / "param" / "dlrm_v100_8rank"
+WIDTH = 1400
+
+
+def picture(page, locator, name: str) -> None:
+    """Screenshot a widget at 1,400 px, the window tall enough that the notebook does not scroll it."""
+    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
+    page.set_viewport_size({"width": WIDTH, "height": int(height) + 400})
+    locator.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    harness.screenshot(locator, name)
+
+
+def kernel(page, code: str) -> str:
+    return harness.run_in_kernel(page, code).strip()
+
+
+@pytest.mark.e2e
+def test_kernel_stats_kineto_layout(lab):
+    cells = [f"import xprof_widgets as xw\nks = xw.KernelStats({str(NCCL)!r})\nks"]
+    page = lab.open_and_run(lab.notebook("kineto_layout_ks.ipynb", cells))
+    page.set_viewport_size({"width": WIDTH, "height": 900})
+    lab.wait_ready(page, ".xw-ks[data-ready='1']")
+    widget = page.locator(".xw-ks")
+    widget.locator("tbody tr").first.wait_for(timeout=30_000)
+    picture(page, widget, "kineto_layout_kernel_stats")
+
+    # every time column is in view beside the name, no sideways scroll needed
+    box = widget.locator(".xw-dt-scroll").bounding_box()
+    for key in ("total_duration_us", "avg_duration_us", "min_duration_us", "max_duration_us"):
+        head = widget.locator(f"th[data-key='{key}']").bounding_box()
+        assert head["x"] + head["width"] <= box["x"] + box["width"], key
+    # a cut name keeps its function's name; the whole name on hover
+    cell = widget.locator("td[title*='vectorized_elementwise_kernel<']").first
+    assert "vectorized_elementwise_kernel" in cell.inner_text()
+    assert len(cell.inner_text()) <= 48 < len(cell.get_attribute("title"))
+    # an occupancy the trace does not state reads unknown, never 0%
+    unstated = int(kernel(page, "print(int(ks.to_dataframe()['occupancy_pct'].isna().sum()))"))
+    hidden = widget.locator(".xw-dt").get_attribute("data-hidden-columns").split(",")
+    if "occupancy_pct" not in hidden:
+        index = widget.locator("thead th").evaluate_all(
+            "(ths) => ths.findIndex((th) => th.dataset.key === 'occupancy_pct')")
+        texts = widget.locator(f"tbody tr td:nth-child({index + 1})").all_inner_texts()
+        assert texts.count("unknown") == unstated
+
+
+@pytest.mark.e2e
+def test_trace_viewer_kineto_layout(lab):
+    cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(DLRM)!r})\ntv"]
+    page = lab.open_and_run(lab.notebook("kineto_layout_tv.ipynb", cells))
+    page.set_viewport_size({"width": WIDTH, "height": 900})
+    lab.wait_ready(page, ".xw-trace-viewer[data-ready='1']")
+    page.wait_for_timeout(1000)
+    widget = page.locator(".xw-trace-viewer")
+    picture(page, widget, "kineto_layout_trace_viewer")
+
+    # the GPU rows of the 8 ranks come first, in rank order
+    sections = kernel(page, "s = tv._summary['tracks']; print('|'.join(dict.fromkeys(s['section'])))")
+    assert sections.split("|")[:8] == [f"python3 ({r}) GPU {r}" for r in range(8)]
+
+    # the handle under the timeline makes it taller; the kernel keeps the height
+    canvas = widget.locator("canvas")
+    assert canvas.evaluate("(c) => c.clientHeight") == 600
+    handle = widget.locator(".xw-tv-resize").bounding_box()
+    x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x, y + 120, steps=5)
+    page.mouse.move(x, y + 250, steps=5)
+    page.mouse.up()
+    assert canvas.evaluate("(c) => c.clientHeight") == 850
+    for _ in range(40):
+        if kernel(page, "print(tv.height)") == "850":
+            break
+        page.wait_for_timeout(100)
+    assert kernel(page, "print(tv.height)") == "850"
+    picture(page, widget, "kineto_layout_trace_viewer_taller")
