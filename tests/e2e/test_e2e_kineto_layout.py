@@ -86,3 +86,39 @@ def test_trace_viewer_kineto_layout(lab):
         page.wait_for_timeout(100)
     assert kernel(page, "print(tv.height)") == "850"
     picture(page, widget, "kineto_layout_trace_viewer_taller")
+
+
+# The major ticks BokehJS draws on each step axis of the page's charts, over its x range as drawn.
+STEP_TICKS = """() => {
+  const out = [];
+  for (const doc of window.Bokeh.documents) {
+    for (const model of doc.all_models) {
+      if (model.type !== "Figure") continue;
+      for (const axis of model.below) {
+        if (!/\\bstep\\b/i.test(axis.axis_label ?? "")) continue;
+        const range = model.x_range;
+        const ticks = axis.ticker.get_ticks(range.start, range.end, range, NaN);
+        out.push({label: axis.axis_label, start: range.start, end: range.end, major: [...ticks.major]});
+      }
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.e2e
+def test_one_step_charts_tick_whole_steps(lab):
+    trace = next(DLRM.glob("worker0_*"))
+    cells = [f"import xprof_widgets as xw\nip = xw.InputPipeline({str(trace)!r})\nip"]
+    page = lab.open_and_run(lab.notebook("kineto_layout_ip.ipynb", cells))
+    page.set_viewport_size({"width": WIDTH, "height": 900})
+    lab.wait_ready(page, ".xw-ip[data-ready='1']")
+    widget = page.locator(".xw-ip")
+    assert "1 step" in widget.locator(".xw-ip-summary").inner_text()
+    page.locator(".xw-ip [data-chart='steps'] canvas").first.wait_for(timeout=30_000)
+    picture(page, widget.locator(".xw-ip-device"), "kineto_layout_one_step")
+    axes = page.evaluate(STEP_TICKS)
+    assert len(axes) == 2, axes  # step time and the input share of each step
+    for axis in axes:
+        assert axis["end"] - axis["start"] < 2  # one step: a fractional axis without the ticker
+        assert axis["major"] and all(t == int(t) for t in axis["major"]), axis
