@@ -59,6 +59,15 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     assert streams.all_inner_texts() == ["7", "40"]
     assert "GPU idle 77.2% of the time: host-bound" in text["advice"]
     assert "Only 14.8% of communication time overlaps computation" in text["advice"]
+    # PyTorch's profiler plugin's step breakdown: a stacked bar per step, its GPU figures
+    steps = text["torch-steps"]
+    assert "Step time breakdown (PyTorch profiler plugin)" in steps
+    bars = page.locator(".xw-ov-card[data-card='torch-steps'] tbody [role='img']")
+    assert bars.count() == 3
+    assert bars.first.locator("span").count() == 8  # Kernel ... Other, Communication included
+    assert "Kernel 38.552 ms (17.3%)" in steps and "Runtime 10.049 ms" in steps
+    gpu = page.locator("[data-table='torch-gpu'] tbody td").all_inner_texts()
+    assert gpu == ["0", "23.3%", "16.9%", "35.3%"]
     picture(page, page.locator(".xw-overview"), f"overview_kineto_{app_name}")
 
     advice = page.locator(".xw-ov-advice li", has_text="GPU idle 77.2%")

@@ -21,6 +21,10 @@ For a PyTorch (Kineto) trace with GPU work, HTA's four breakdowns (analysis/gpu_
 there too, with advice in plain words when a GPU idles half the time or more (why, from the
 idle breakdown: host wait, kernel wait or other), when under half of a rank's communication
 overlaps computation, or when copies and memsets alone take a tenth of kernel time or more.
+A Kineto trace also gets the step-time breakdown of PyTorch's TensorBoard plugin, one row per
+step in its categories, and its GPU utilization, estimated SM efficiency and achieved
+occupancy (analysis/torch_step_breakdown.py): the GPU parts and figures only where the trace
+has GPU work, as the plugin shows them.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from .gpu_time import (
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
 from .kernel_families import COMMUNICATION_FAMILIES
 from .op_profile import OpProfileAnalysis, analyze_op_profile
+from .torch_step_breakdown import PARTS as TORCH_PARTS
+from .torch_step_breakdown import torch_step_breakdown
 
 TOP_OPS = 10
 LOW_PRECISION_PCT = 10.0
@@ -99,6 +105,8 @@ class Overview:
     notes: list[str] = field(default_factory=list)
     gpu: dict[str, Any] | None = None
     """A Kineto trace's GPU breakdowns as records (gpu_breakdowns); None without GPU work."""
+    torch: dict[str, Any] | None = None
+    """A Kineto trace's step breakdown as PyTorch's plugin shows it (plugin_breakdown)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +119,7 @@ class Overview:
             "recommendations": self.recommendations,
             "notes": self.notes,
             "gpu": self.gpu,
+            "torch": self.torch,
             "share_labels": {**SHARE_LABELS, **({"compute_16bit_share": (
                 f"% of {self.precision['where']} compute time")} if self.precision else {})},
             "share_titles": SHARE_TITLES,
@@ -152,10 +161,39 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
                      f"{exc}).")
     if gpu is not None:
         recommendations = gpu_advice(gpu) + recommendations
+    torch = None
+    if input_analysis.framework == "PyTorch":
+        try:
+            torch = plugin_breakdown(profile)
+        except Exception as exc:  # noqa: BLE001 - an optional part: said in a note, not raised
+            notes.append(f"The step breakdown in PyTorch's categories could not be computed "
+                         f"({type(exc).__name__}: {exc}).")
     return Overview(run=_run(profile, op_analysis), steps=steps, step_breakdown=breakdown,
                     top_ops=_top_ops(op_analysis),
                     top_framework_ops=top_framework_ops(framework_analysis),
-                    precision=precision, recommendations=recommendations, notes=notes, gpu=gpu)
+                    precision=precision, recommendations=recommendations, notes=notes, gpu=gpu,
+                    torch=torch)
+
+
+_GPU_PARTS = ("kernel_us", "memcpy_us", "memset_us", "runtime_us")
+
+
+def plugin_breakdown(profile: Profile) -> dict[str, Any] | None:
+    """PyTorch's TensorBoard plugin's Overview figures as records for the view: `parts`
+    (column, label) in its order, `steps` (one row per step, times in us), `average` (one
+    per host) and `gpu` (per GPU); as the plugin, the GPU parts only where the trace has GPU
+    work, Communication only where some ran, the GPU figures only for GPUs that ran kernels.
+    None without steps."""
+    result = torch_step_breakdown(profile)
+    if not len(result.steps):
+        return None
+    shown = [(column, label) for column, label in TORCH_PARTS
+             if (result.has_gpu or column not in _GPU_PARTS)
+             and (column != "communication_us" or result.steps[column].any())]
+    return {"parts": [{"column": c, "label": label} for c, label in shown],
+            "steps": result.steps.to_dict("records"),
+            "average": result.average().to_dict("records"),
+            "gpu": result.gpu.to_dict("records")}
 
 
 def _run(profile: Profile, ops: OpProfileAnalysis | None) -> dict[str, Any]:

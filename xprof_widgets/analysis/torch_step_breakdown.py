@@ -93,8 +93,10 @@ class TorchStepBreakdown:
 
     @property
     def has_gpu(self) -> bool:
-        """Whether the trace has GPU work (the plugin then shows the GPU parts)."""
-        return bool(len(self.gpu)) or bool(self.steps[PART_COLUMNS[:5]].to_numpy().any())
+        """Whether the steps hold GPU work or runtime calls (the plugin then shows the GPU
+        parts; it looks at the whole trace, we at the steps)."""
+        gpu_parts = ["kernel_us", "memcpy_us", "memset_us", "runtime_us"]
+        return bool(len(self.gpu)) or bool(self.steps[gpu_parts].to_numpy().any())
 
 
 def torch_step_breakdown(profile: Profile) -> TorchStepBreakdown:

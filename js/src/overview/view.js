@@ -1,5 +1,5 @@
-// The Overview: run environment, step time and its breakdown, a PyTorch trace's GPU time
-// breakdowns (HTA's: gpu.js), device compute precision,
+// The Overview: run environment, step time and its breakdown, a PyTorch trace's step time in
+// its profiler plugin's categories (torch.js) and GPU time breakdowns (HTA's: gpu.js), device compute precision,
 // recommendations (in the suite each with a button opening the tool it comes from), the top HLO
 // ops beside the top framework ops. Every share's header says what it is a share of (the kernel's
 // share_labels: the two op tables divide by different times). Everything from the profile is set
@@ -8,6 +8,7 @@ import { request } from "../lib/transport.js";
 import { h } from "../lib/dom.js";
 import { count, deviceLabel, percent, si, time, utilizationColor } from "../lib/format.js";
 import { gpuCards } from "./gpu.js";
+import { torchCard } from "./torch.js";
 import { CSS } from "./style.js";
 
 /** Table headers: a string, or [key of a share column, fallback] labelled by what it divides by. */
@@ -131,7 +132,8 @@ async function render({ model, el }) {
     const o = answer.content;
     const labels = o.share_labels ?? {};
     const titles = o.share_titles ?? {};
-    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown, labels), ...gpuCards(o.gpu),
+    root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown, labels), torchCard(o.torch),
+      ...gpuCards(o.gpu),
       precisionCard(o.precision, labels),
       adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops, labels, titles),
       frameworkOpsCard(o.top_framework_ops, labels, titles),
