@@ -54,7 +54,8 @@ class TraceViewer(RequestWidget):
         path_or_profile: a logdir, run directory, `.xplane.pb` / `.trace.json.gz` file, fsspec
             URL, or a `Profile` from `xprof_widgets.open_profile`.
         run, host: which run and host(s) to open (default: the newest run, every host).
-        height: the timeline's height in pixels (it is shorter when the tracks need less).
+        height: the timeline's height in pixels (it is shorter when the tracks need less);
+            the handle under the timeline changes it, and `height` follows.
     """
 
     _bundle = "trace_viewer.js"
@@ -65,7 +66,8 @@ class TraceViewer(RequestWidget):
     selected_events = traitlets.List(traitlets.Int(),
                                      help="Global ids of the events selected in the view."
                                      ).tag(sync=True)
-    height = traitlets.Int(600, help="Timeline height in pixels.").tag(sync=True)
+    height = traitlets.Int(600, help="Timeline height in pixels (the view's drag handle sets "
+                                     "it).").tag(sync=True)
     _summary = traitlets.Dict().tag(sync=True)
 
     def __new__(cls, path_or_profile: Any = None, *args: Any,  # noqa: PYI034 - a subclass
