@@ -25,10 +25,11 @@
 // table scrolls sideways inside its box, its name column kept in view; long text is cut to a
 // column's maxChars (elideName: plain text loses its middle, a C++ signature keeps its
 // function's name), the whole text on hover. A column marked `optional` shows only where some
-// row knows its value (`optional: "nonzero"`: 0 counts as unknown too). The
-// CSV holds what the table shows (filtered, in its order) with the raw values under the column
-// keys, hidden optional columns included, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
-// `el.dataset.rows` is the number of rows the filter keeps (the browser tests read it).
+// row knows its value (`optional: "nonzero"`: 0 counts as unknown too). The CSV holds what the
+// table shows (filtered, in its order) with the raw values under the column keys, columns left
+// out included, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
+// `el.dataset.rows` is the number of rows the filter keeps, `el.dataset.hiddenColumns` the keys
+// of the optional columns left out (the browser tests read them).
 import { h } from "./dom.js";
 import { elideName } from "./names.js";
 
