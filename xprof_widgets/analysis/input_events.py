@@ -9,6 +9,15 @@ are preprocessing. User annotations that read or load are a demanded file read o
 that runs the steps and an advanced one on any other thread (that is reading ahead); ones that
 preprocess, augment, decode, tokenize or batch are preprocessing; the rest is other input time.
 The Input Pipeline sums them into its op table; the step breakdown claims their time.
+
+An iterator that runs the model is not input: a Hugging Face pipeline's `__next__` (or a
+DataLoader whose collate runs GPU ops) launches the GPU kernels itself. On a PyTorch trace an
+input event's launching time is the union of the CPU ops nested in it that launch a GPU kernel
+(they hold a runtime or driver call sharing its `correlation` with a kernel) and of such calls
+outside any CPU op; copies and memsets do not count, since moving a batch to the GPU is input
+work. An input event whose launching time is LAUNCH_SHARE of its span or more is left out
+(neither an input op nor input time); in any other input event only the launching time is
+cut from its input time (its op-table times are kept).
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ import numpy as np
 
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import Profile
+from .gpu_time import host_correlations
+from .kineto import CPU_OPS, KERNELS, events_of, int_stat
 from .steps import Steps, host_tracks, track_events
 
 DEFAULT_INPUT_PATTERN = (
@@ -57,6 +68,9 @@ _READ_WORDS = {"read", "reader", "load", "loader", "loading", "fetch", "dataload
 _PREP_WORDS = {"preprocess", "preprocessing", "augment", "augmentation", "decode", "tokenize",
                "tokenization", "transform", "map", "shuffle", "batch", "batches", "collate"}
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+LAUNCH_SHARE = 0.5
+"""An input event whose time launches GPU kernels this share of its span or more is not input
+(the module doc)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,11 @@ class HostEvents:
     kind: np.ndarray  # _INPUT, _ENQUEUE or _WAIT
     category: np.ndarray
     on_step_thread: np.ndarray
+    launch_start: np.ndarray | None = None
+    launch_end: np.ndarray | None = None
+    """The launching time inside the input events (the module doc): disjoint intervals per
+    track, `launch_track` saying whose; None where nothing launches."""
+    launch_track: np.ndarray | None = None
 
     @property
     def is_wait(self) -> np.ndarray:
@@ -96,7 +115,85 @@ def _host_input_events(profile: Profile, pattern: str, step_tracks: tuple[int, .
     user_reads = reads[meta]
     category[user_reads] = np.where(on_step[user_reads] | (len(step_tracks) == 0), DEMANDED,
                                     ADVANCED)
-    return HostEvents(events, kind_of_meta[meta], category, on_step)
+    keep, launches = _launching(profile, events, kind_of_meta[meta] == _INPUT)
+    return HostEvents(events[keep], kind_of_meta[meta][keep], category[keep], on_step[keep],
+                      *launches)
+
+
+def input_pieces(profile: Profile, host: HostEvents, events: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The (start, duration) pieces of these input events' time less their launching time."""
+    start = profile.start_ps[events]
+    end = start + profile.duration_ps[events]
+    if host.launch_start is None or not events.shape[0]:
+        return start, end - start
+    tracks = profile.track_of(events)
+    lo_parts, hi_parts = [start[~np.isin(tracks, host.launch_track)]], \
+        [end[~np.isin(tracks, host.launch_track)]]
+    for track in np.unique(host.launch_track).tolist():
+        mine = tracks == track
+        cut = host.launch_track == track
+        lo, hi = _subtract(start[mine], end[mine], host.launch_start[cut], host.launch_end[cut])
+        lo_parts.append(lo)
+        hi_parts.append(hi)
+    lo, hi = np.concatenate(lo_parts), np.concatenate(hi_parts)
+    keep = hi > lo
+    return lo[keep], hi[keep] - lo[keep]
+
+
+def _subtract(start: np.ndarray, end: np.ndarray, cut_lo: np.ndarray, cut_hi: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Each [start, end) less the sorted disjoint cuts: the pieces between the cuts inside
+    it (empty pieces where a cut reaches an edge, dropped by the caller)."""
+    first = np.searchsorted(cut_hi, start, side="right")  # the first cut ending after start
+    last = np.searchsorted(cut_lo, end, side="left")  # past the last cut starting before end
+    n = np.maximum(last - first, 0)
+    owner = np.repeat(np.arange(start.shape[0]), n + 1)
+    k = np.arange(owner.shape[0]) - np.repeat(np.cumsum(n + 1) - (n + 1), n + 1)
+    cut = np.repeat(first, n + 1) + k  # piece k lies before cut first+k (or after the last)
+    is_first, is_last = k == 0, k == np.repeat(n, n + 1)
+    lo = np.where(is_first, start[owner], cut_hi[np.clip(cut - 1, 0, None)])
+    hi = np.where(is_last, end[owner], cut_lo[np.clip(cut, 0, cut_lo.shape[0] - 1)])
+    return np.maximum(lo, start[owner]), np.minimum(hi, end[owner])
+
+
+def _launching(profile: Profile, events: np.ndarray, is_input: np.ndarray
+               ) -> tuple[np.ndarray, tuple]:
+    """Which input events stay (launching under LAUNCH_SHARE of their span) and the launching
+    time inside the kept ones (start, end, track), as the module doc defines it."""
+    keep = np.ones(events.shape[0], bool)
+    kernels = events_of(profile, KERNELS, "device")
+    if not kernels.shape[0] or not is_input.any():
+        return keep, (None, None, None)
+    has, kernel_corr = int_stat(profile, kernels, "correlation")
+    calls, call_corr = host_correlations(profile)
+    calls = calls[np.isin(call_corr, kernel_corr[has])]
+    inputs = events[is_input]
+    call_tracks, input_tracks = profile.track_of(calls), profile.track_of(inputs)
+    ops = events_of(profile, CPU_OPS, "host")
+    ops = ops[~np.isin(ops, events)]
+    op_tracks = profile.track_of(ops)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for track in np.intersect1d(call_tracks, input_tracks).tolist():
+        mine = calls[call_tracks == track]
+        call_start = np.sort(profile.start_ps[mine])
+        here = np.flatnonzero(is_input)[input_tracks == track]
+        start = profile.start_ps[events[here]]
+        span = profile.duration_ps[events[here]]
+        op = ops[op_tracks == track]
+        op_start = profile.start_ps[op]
+        op_end = op_start + profile.duration_ps[op]
+        holds = (np.searchsorted(call_start, op_end) > np.searchsorted(call_start, op_start)) \
+            & _inside(start, start + span, op_start, op_end)
+        a, b, before = _merge(np.concatenate([op_start[holds], profile.start_ps[mine]]),
+                              np.concatenate([op_end[holds], profile.start_ps[mine]
+                                              + profile.duration_ps[mine]]))
+        launching = _measure(a, b, before, start, start + span)
+        keep[here] = launching < LAUNCH_SHARE * np.maximum(span, 1)
+        parts.append((a, b, np.full(a.shape[0], track, np.int64)))
+    if not parts:
+        return keep, (None, None, None)
+    return keep, tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
 def _outside_annotations(profile: Profile, events: np.ndarray) -> np.ndarray:
@@ -174,6 +271,15 @@ def _tfdata_category(name: str) -> str:
         return ADVANCED if any(part in name for part in _READ_AHEAD) else DEMANDED
     return PREPROCESSING
 
+
+
+def _inside(start: np.ndarray, end: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Whether each [lo, hi) lies within the events [start, end) of its track (so a step
+    marker around the input events is not nested in them)."""
+    order = np.argsort(start, kind="stable")
+    reach = np.maximum.accumulate(end[order])
+    k = np.searchsorted(start[order], lo, side="right") - 1
+    return (k >= 0) & (reach[np.maximum(k, 0)] >= hi)
 
 
 # ---- intervals ---------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ device) / step time, as in XProf; the profile's share is that total over all ste
 long as its slowest chip and is broken down on that chip.
 
 Host side, the input operations of input_events.py, by self time: an op's time minus that of
-input ops nested in it.
+input ops nested in it. The advice names the framework's own tools: tf.data and grain for
+XProf profiles, the DataLoader's arguments for PyTorch (Kineto) traces.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ class InputPipelineAnalysis:
                     "time goes.")
         else:
             category, share, op = largest
-            advice = _ADVICE[category].format(annotation=annotation(self.framework))
+            advice = _advice(self.framework)[category].format(
+                annotation=annotation(self.framework))
             host = (f"The largest host-side input cost is {category} ({100 * share:.0f}% of "
                     f"input-op self time, mostly {op!r}): {advice}")
         verdict = self.verdict
@@ -148,6 +150,30 @@ _ADVICE = {
     OTHER_INPUT: "annotate the parts of this input code with {annotation} to see which one is "
                  "slow, then read ahead or parallelize it.",
 }
+_TORCH_ADVICE = {
+    ENQUEUE: "copies to the GPU dominate; load into pinned memory (DataLoader(pin_memory=True)) "
+             "and copy with tensor.to(device, non_blocking=True) so copies overlap compute, "
+             "in fewer, larger batches.",
+    DEMANDED: "the step waits while the DataLoader makes the next batch; load it in worker "
+              "processes (DataLoader(num_workers=..., pin_memory=True)), keep them between "
+              "epochs (persistent_workers=True) and let each read batches ahead "
+              "(prefetch_factor).",
+    ADVANCED: "the DataLoader's workers read ahead but not fast enough; add workers "
+              "(num_workers), raise prefetch_factor, or cache the dataset on faster storage.",
+    PREPROCESSING: "move transforms into the DataLoader's workers (num_workers=...), batch "
+                   "them on the GPU after the copy, or preprocess once offline.",
+    OTHER_INPUT: "annotate the parts of this input code with {annotation} to see which one is "
+                 "slow, then run it in DataLoader workers (num_workers) or read ahead "
+                 "(prefetch_factor).",
+}
+"""The same advice in PyTorch's terms (torch.utils.data.DataLoader's arguments)."""
+
+
+def _advice(framework: str | None) -> dict[str, str]:
+    """The advice per host category in the words of the framework that wrote the profile."""
+    return _TORCH_ADVICE if framework == "PyTorch" else _ADVICE
+
+
 _NEXT_TOOL = {"PyTorch": "the GPU's kernels (Kernel Stats)", None: "device compute (Op Profile)"}
 """Where a program that is not input-bound spends its time: Kineto traces have no XLA ops."""
 _ANNOTATIONS = {"JAX": "jax.profiler.TraceAnnotation",

@@ -13,7 +13,8 @@ categories add up to the step time:
 - Host to device: the device's host-to-device ops and, on the thread that runs the steps, the
   host's enqueue and transfers (input_events.py);
 - Waiting for input: the device's infeed; under host-marked steps the host's input work on the
-  thread that runs the steps, and waits for a tf.data iterator on any thread;
+  thread that runs the steps, less the part that launches GPU kernels (input_events.py), and
+  waits for a tf.data iterator on any thread;
 - Output: outfeed, device-to-host copies;
 - Compilation: XLA or TensorFlow compiling on the unit's host (events named `...compil...`);
 - Kernel launch: under host-marked steps, the host's work that launches device work (events
@@ -42,7 +43,7 @@ from ..profile.model import PS_PER_US, Profile
 from ..profile.ordering import is_derived_line
 from ..profile.threads import each_balanced
 from .hosts import host_parts
-from .input_events import DEFAULT_INPUT_PATTERN, HostEvents, host_input_events
+from .input_events import DEFAULT_INPUT_PATTERN, HostEvents, host_input_events, input_pieces
 from .kernel_families import is_communication
 from .step_intersection import common_steps
 from .steps import (
@@ -291,15 +292,23 @@ def _unit_runs(profile: Profile, unit: str, op_levels: np.ndarray, steps: Steps,
     host_input = host.events[on_host & wait_here & ~host.is_enqueue]
     host_h2d = host.events[on_host & host.on_step_thread & host.is_enqueue]
     runs = [event_run(profile, host_h2d, _LEVEL["host_to_device_us"])]
+    input_run = _input_run(profile, host, host_input)
     if unit in device_sections(profile):
         runs += track_runs(profile, _op_tracks(profile, unit), op_levels)
         # A device with its own step markers waits for input in its infeed (as XProf measures
         # TPU steps); under host-marked steps it waits while the host prepares input.
         if steps.source != SOURCES[0]:
-            runs.append(event_run(profile, host_input, _LEVEL["input_us"]))
+            runs.append(input_run)
         return runs
-    return runs + [event_run(profile, host_input, _LEVEL["input_us"]),
+    return runs + [input_run,
                    event_run(profile, cpu_xla_ops(profile, unit), _LEVEL["host_compute_us"])]
+
+
+def _input_run(profile: Profile, host: HostEvents, events: np.ndarray) -> EventRun:
+    """The input events' time less what launches GPU kernels (input_events.py), sorted."""
+    start, duration = input_pieces(profile, host, events)
+    order = np.argsort(start, kind="stable")
+    return start[order], duration[order], np.full(start.shape[0], _LEVEL["input_us"], np.int8)
 
 
 def cpu_xla_ops(profile: Profile, section: str) -> np.ndarray:

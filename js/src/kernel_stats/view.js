@@ -53,7 +53,7 @@ export const GPU_COLUMNS = [
   { key: "is_op_tensor_core_eligible", label: "Op TC-eligible", format: yes, facet: true, filter: false,
     title: "The op could use TensorCores (matrix or convolution op)" },
   { key: "occupancy_pct", label: "Occupancy", format: statedPct, optional: true,
-    title: "Theoretical occupancy (unknown where the trace does not state it)" },
+    title: "Theoretical occupancy (on PyTorch traces the kernel's est. achieved occupancy); unknown where the trace does not state it" },
   { key: "registers_per_thread", label: "Regs", title: "Registers per thread", optional: "nonzero" },
   { key: "shmem_bytes", label: "Shared mem", format: fmt.bytes, title: "Static + dynamic shared memory" },
   { key: "block_dim", label: "Block", align: "left" },
