@@ -73,3 +73,17 @@ test("a PyTorch trace's extra columns follow the shared ones, and its card lists
   assert.equal(rows.Allocated, "512.00 KiB");
   assert.equal(rows.Reserved, "4.00 MiB");
 });
+
+test("a PyTorch trace without Total Reserved: the card says reserved is unknown, not 0", () => {
+  const floats = [[1], [0], [1], [NaN], [NaN], [512], [512]];
+  const buffers = [...floats, [NaN], [0]].map((f) => bytes(Float64Array.from(f)));
+  buffers.splice(7, 0, ...[[5], [9], [0], [0], [0], [0], [0]].map((i) => bytes(Int32Array.from(i))));
+  buffers.push(...[[0], [0]].map((c) => bytes(Int32Array.from(c))));
+  const texts = { activity: ["allocation"], op_name: ["aten::empty"], region_type: [""], data_type: [""], shape: [""],
+    cpu_op: ["aten::empty"], thread: ["thread 1"] };
+  const s = decodeSnapshots(buffers, texts, { floats: ["reserved_bytes", "address"], texts: ["cpu_op", "thread"] });
+  const rows = Object.fromEntries(snapshotRows(s, 0, 1 << 20, "kineto"));
+  assert.equal(rows.Reserved, "unknown (not in the trace)");
+  assert.equal(rows.Address, "—");
+  assert.equal(rows.Allocated, "1.00 MiB");
+});

@@ -26,9 +26,11 @@ from xprof_widgets.analysis.kineto_memory import (
     DEVICE_BREAKDOWN_COLUMNS,
     DEVICE_SNAPSHOT_COLUMNS,
     DEVICE_SUMMARY_COLUMNS,
+    OP_COLUMNS,
     device_name,
 )
 from xprof_widgets.analysis.memory_profile import analyze_memory_profile, memory_profile_available
+from xprof_widgets.errors import ProfileError
 from xprof_widgets.tools import tool
 from xprof_widgets.widgets.memory_profile import chart_template
 
@@ -266,6 +268,12 @@ def test_the_widget_on_a_pytorch_trace():
     assert table.columns.tolist() == DEVICE_BREAKDOWN_COLUMNS
     assert int(table["allocation_bytes"].sum()) == content["summary"]["peak_bytes"]
     assert content["summary"]["peak_fragmentation"] is None  # unknown: NaN, sent as null
+    ops = pd.DataFrame(content["ops"])
+    assert ops.columns.tolist() == OP_COLUMNS and len(ops) == 37
+    pd.testing.assert_frame_equal(ops, mp.memory_by_op(), check_dtype=False)
+    assert ops.iloc[0].tolist()[:4] == ["aten::mm", 57, 57, 150528]
+    with pytest.raises(ProfileError, match="memory per op"):
+        xw.MemoryProfile(DATA / "tf_keras_cpu_slow_map.xplane.pb").memory_by_op()
 
 
 def test_the_pytorch_chart_template():

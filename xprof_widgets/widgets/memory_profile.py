@@ -2,7 +2,8 @@
 
 The same widget reads a PyTorch profiler trace's `[memory]` events (`profile_memory=True`):
 one allocator per device, allocated and reserved bytes over time, each allocation live at the
-peak (analysis/kineto_memory.py); the view then labels its series and table for them.
+peak, and memory per op as PyTorch's TensorBoard plugin's Memory View counts it
+(analysis/kineto_memory.py); the view then labels its series and tables for them.
 
 The widget syncs the choice (`host`, `memory_id`) and the allocators each host has; the view
 asks for the chart template once and for the chosen allocator's figures on every change: the
@@ -14,6 +15,7 @@ Clicking the timeline asks the suite to show that moment in the Trace Viewer.
     mp.summary()                     # one row per host and allocator
     mp.timeline("GPU_0_bfc")         # every snapshot of one allocator
     mp.breakdown()                   # the allocations live at the peak, as the table shows them
+    mp.memory_by_op()                # a PyTorch trace's: allocations and frees per op
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from ..analysis.kineto_memory import DeviceMemory
 from ..analysis.memory_profile import (
     AllocatorMemory,
     MemoryProfileAnalysis,
@@ -134,7 +137,10 @@ class MemoryProfile(RequestWidget, CsvExport):
         """One row per host and allocator: host, memory_id, num_allocs, num_deallocs,
         capacity_bytes, peak_bytes (stack + heap), peak_heap_bytes, peak_stack_bytes,
         peak_free_bytes, peak_fragmentation, peak_time_us, peak_step, lifetime_peak_bytes; a
-        PyTorch trace's also peak_reserved_bytes, max_reserved_bytes, live_allocations."""
+        PyTorch trace's also peak_reserved_bytes, max_reserved_bytes (None where the trace
+        does not record reserved bytes, as capacity_bytes and peak_free_bytes then),
+        live_allocations, peak_op (the op that allocated at the peak) and pairing (how frees
+        were paired with allocations: "address", or "size" in traces without addresses)."""
         return self.analysis.summary()
 
     def timeline(self, memory_id: str | None = None, host: str | None = None,
@@ -151,6 +157,19 @@ class MemoryProfile(RequestWidget, CsvExport):
         PyTorch trace one row per allocation: op_name, allocation_bytes, requested_bytes,
         occurrences, address, allocated_us, step, thread, event."""
         return self.allocator(memory_id, host).breakdown()
+
+    def memory_by_op(self, memory_id: str | None = None, host: str | None = None
+                     ) -> pd.DataFrame:
+        """A PyTorch trace's device: per op, the TensorBoard plugin's Memory View (op_name,
+        calls, allocation_count, allocation_bytes, free_count, free_bytes, increase_bytes, and
+        the same of the op itself, self_*), largest self increase first."""
+        memory = self.allocator(memory_id, host)
+        if not isinstance(memory, DeviceMemory):
+            raise ProfileError(f"{self.profile.source}: memory per op is read from a PyTorch "
+                               "trace's [memory] events, which this profile does not have "
+                               "(its allocator events name one op per allocation: see "
+                               "breakdown())")
+        return memory.ops
 
     def to_dataframe(self) -> pd.DataFrame:
         """The breakdown the view shows (the chosen allocator's)."""
@@ -183,7 +202,7 @@ def _title(profile: Profile) -> str:
 # ---- what the view draws ------------------------------------------------------------------------
 def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
     """One allocator's figures: JSON content (summary, unit, the text columns' names, the
-    breakdown) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
+    breakdown; a Kineto device's memory per op) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
     chart unit, fragmentation %, requested and allocation bytes; int32: step, event, and codes
     into the text columns' names; a Kineto device's then float64 reserved (chart unit) and
     address, and codes of cpu_op and thread, named in `timeline.extra`)."""
@@ -199,15 +218,18 @@ def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
         texts[column] = names.tolist()
         codes.append(code.reshape(-1).astype(np.int32))
     table = memory.breakdown()
+    capacity = summary["capacity_bytes"] or 0  # None: a PyTorch trace without reserved bytes
     timeline = {"points": len(points), "snapshots": len(memory.snapshots), "texts": texts}
     if kineto:
         timeline["extra"] = {"floats": list(_KINETO_FLOATS), "texts": list(_KINETO_TEXTS)}
     content = {
         "kind": "kineto" if kineto else "allocator",
         "summary": jsonable(summary), "unit": unit, "scale": scale,
-        "free_hidden": summary["capacity_bytes"] > FREE_HIDDEN_ABOVE * max(summary["peak_bytes"], 1),
+        "free_hidden": capacity > FREE_HIDDEN_ABOVE * max(summary["peak_bytes"], 1),
         "timeline": timeline, "breakdown": columnar(table),
     }
+    if isinstance(memory, DeviceMemory):
+        content["ops"] = columnar(memory.ops)
     floats = [points["time_us"].to_numpy(np.float64)]
     for column in ("stack_reserved_bytes", "heap_allocated_bytes", "free_memory_bytes"):
         floats.append(points[column].to_numpy(np.float64) / scale)

@@ -69,7 +69,8 @@ export class TimelineChart {
     this.peak.setv({ location: at, visible: true });
     const right = n > 1 && at > (xs[0] + xs[n - 1]) / 2;
     this.peakLabel.setv({
-      x: at, y: 0, visible: true, text: `peak ${fmt.bytes(summary.peak_bytes)} at ${fmt.time(summary.peak_time_us)}`,
+      x: at, y: 0, visible: true,
+      text: `peak ${fmt.bytes(summary.peak_bytes)} at ${fmt.time(summary.peak_time_us)}${summary.peak_op ? ` (${summary.peak_op})` : ""}`,
       text_align: right ? "right" : "left", x_offset: right ? -4 : 4,
     });
     this.plot.reset();

@@ -59,7 +59,7 @@ export function snapshotRows(s, i, scale, kind = "allocator") {
       ["Thread", s.thread[i] || fmt.DASH],
       ["Step", step < 0 ? "no steps marked" : String(step)],
       ["Allocated", size(s.heap[i])],
-      ["Reserved", size(s.reserved_bytes[i])],
+      ["Reserved", Number.isNaN(s.reserved_bytes[i]) ? "unknown (not in the trace)" : size(s.reserved_bytes[i])],
     ];
   }
   return [

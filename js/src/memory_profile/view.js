@@ -30,6 +30,26 @@ const KINETO_COLUMNS = [
   { key: "thread", label: "Thread", align: "left", facet: true },
 ];
 
+/** A PyTorch trace's memory per op: the TensorBoard plugin's Memory View, then the frees. */
+const signedBytes = (v) => (v < 0 ? `−${fmt.bytes(-v)}` : fmt.bytes(v));
+const OP_COLUMNS = [
+  { key: "op_name", label: "Operator", align: "left", title: "The innermost cpu_op around each [memory] event on its thread" },
+  { key: "calls", label: "Calls", format: fmt.count, title: "Calls of the op" },
+  { key: "increase_bytes", label: "Size increase", format: signedBytes, title: "Allocated less freed while the op ran, its child ops included" },
+  { key: "self_increase_bytes", label: "Self size increase", format: signedBytes, title: "Allocated less freed by the op itself, outside its child ops" },
+  { key: "allocation_count", label: "Allocations", format: fmt.count, title: "Allocations, child ops included" },
+  { key: "self_allocation_count", label: "Self allocations", format: fmt.count, title: "Allocations of the op itself" },
+  { key: "allocation_bytes", label: "Allocation size", format: fmt.bytes, title: "Bytes allocated, child ops included (frees not taken off)" },
+  { key: "self_allocation_bytes", label: "Self allocation size", format: fmt.bytes, title: "Bytes the op itself allocated" },
+  { key: "free_count", label: "Frees", format: fmt.count, title: "Frees, child ops included" },
+  { key: "self_free_count", label: "Self frees", format: fmt.count, title: "Frees of the op itself" },
+  { key: "free_bytes", label: "Free size", format: fmt.bytes, title: "Bytes freed, child ops included" },
+  { key: "self_free_bytes", label: "Self free size", format: fmt.bytes, title: "Bytes the op itself freed" },
+];
+
+/** Bytes, or "unknown" where the trace does not record them (null). */
+const knownBytes = (v) => (v == null ? "unknown" : fmt.bytes(v));
+
 function ensureStyle() {
   if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
 }
@@ -44,13 +64,16 @@ function tile(label, value, sub) {
 export function summaryTiles(s, kind = "allocator") {
   const step = s.peak_step < 0 ? "" : `, step ${s.peak_step}`;
   if (kind === "kineto") {
+    const unrecorded = s.peak_reserved_bytes == null;
     return [
       tile("Allocations", fmt.count(s.num_allocs)),
       tile("Frees", fmt.count(s.num_deallocs)),
-      tile("Peak allocated", fmt.bytes(s.peak_bytes), `at ${fmt.time(s.peak_time_us)}${step}`),
-      tile("Reserved at the peak", fmt.bytes(s.peak_reserved_bytes), "held by the caching allocator (0: none)"),
-      tile("Most reserved", fmt.bytes(s.max_reserved_bytes)),
-      tile("Live at the peak", `${fmt.count(s.live_allocations)} allocations`, "made in the trace and not yet freed"),
+      tile("Peak allocated", fmt.bytes(s.peak_bytes), `at ${fmt.time(s.peak_time_us)}${step}${s.peak_op ? ` · by ${s.peak_op}` : ""}`),
+      tile("Reserved at the peak", knownBytes(s.peak_reserved_bytes),
+        unrecorded ? "the trace does not record it (PyTorch < 1.10)" : "held by the caching allocator (0: none)"),
+      tile("Most reserved", knownBytes(s.max_reserved_bytes)),
+      tile("Live at the peak", `${fmt.count(s.live_allocations)} allocations`,
+        s.pairing === "size" ? "not yet freed; frees paired by size (no addresses in the trace)" : "made in the trace and not yet freed"),
     ];
   }
   return [
@@ -108,11 +131,15 @@ export class MemoryProfileView {
     const kineto = this.kind === "kineto";
     this.table = new DataTable({ columns: kineto ? KINETO_COLUMNS : COLUMNS, sort: { key: "allocation_bytes", descending: true },
       csvName: "memory_breakdown.csv", placeholder: kineto ? "Filter by op or thread" : "Filter by op, region, data type or shape" });
+    this.opsTitle = h("div", { className: "xw-mp-section" });
+    this.opsTable = kineto ? new DataTable({ columns: OP_COLUMNS, sort: { key: "self_increase_bytes", descending: true },
+      csvName: "memory_by_op.csv", placeholder: "Filter by op" }) : null;
     this.message = h("div", { className: "xw-mp-message", hidden: true });
     this.body = h("div", { className: "xw-mp-body" },
       h("div", { className: "xw-mp-summary" }, this.summary),
       h("div", { className: "xw-mp-timeline" }, h("div", { className: "xw-mp-plot" }, this.chartBox, this.note), this.card),
-      h("div", { className: "xw-mp-breakdown" }, this.tableTitle, this.table.el));
+      h("div", { className: "xw-mp-breakdown" }, this.tableTitle, this.table.el),
+      kineto ? h("div", { className: "xw-mp-breakdown xw-mp-ops" }, this.opsTitle, this.opsTable.el) : null);
     this.el.replaceChildren(
       h("div", { className: "xw-mp-head" }, h("span", { className: "xw-mp-title" }, "Memory profile"),
         h("span", { className: "xw-mp-source", title: m.get("title") }, m.get("title")),
@@ -167,6 +194,11 @@ export class MemoryProfileView {
       + (kineto ? "one row per allocation not yet freed, and what was allocated before the trace"
         : "what the allocator held, identical ones merged");
     this.table.setRows(rowsOf(content.breakdown));
+    if (this.opsTable && content.ops) {
+      this.opsTitle.textContent = "Memory by op (PyTorch's TensorBoard plugin's Memory View): the allocations and frees "
+        + "inside each op, child ops included; self: the op's own, outside its child ops";
+      this.opsTable.setRows(rowsOf(content.ops));
+    }
     this.showCard(snapshotAt(this.snapshots.time_us, s.peak_time_us));
     this.el.dataset.ready = "1";
   }
