@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { integerStepTicks, isStepAxis } from "../src/charts/ticks.js";
 import { GPU_COLUMNS, extraColumns, labelOf, statedPct } from "../src/kernel_stats/view.js";
-import { elideMiddle, elideName, parseSignature } from "../src/lib/names.js";
+import { elideMiddle, elideName, parseSignature, signatureForms } from "../src/lib/names.js";
 import { isUnknown, shownColumns, toCsv } from "../src/lib/table.js";
 import { MAX_STAGE_H, MIN_STAGE_H, draggedHeight } from "../src/trace_viewer/resize.js";
 
@@ -45,6 +45,15 @@ test("a cut kernel name keeps its function's name; parameters and template argum
   assert.equal(elideName(BN, 500), BN, "what fits stays whole");
   assert.equal(elideName("tf_XLAEigen/-894267733742", 17), elideMiddle("tf_XLAEigen/-894267733742", 17),
     "plain text still loses its middle");
+});
+
+test("a timeline label's shorter forms all keep the function's name, shortest last", () => {
+  const forms = signatureForms(ADD);
+  assert.equal(forms[0], `${ADD.slice(0, ADD.indexOf("(int"))}(…)`, "the parameters go first");
+  assert.ok(forms.every((f) => f.includes("vectorized_elementwise_kernel")));
+  assert.ok(forms.every((f, i) => i === 0 || f.length <= forms[i - 1].length));
+  assert.equal(forms.at(-1), "vectorized_elementwise_kernel<…>(…)");
+  assert.equal(signatureForms("ProfilerStep#10"), null, "plain names are cut at their end as before");
 });
 
 test("an optional column shows only where some row knows it; CSV keeps every column", () => {

@@ -119,6 +119,34 @@ function cutTargs(targs, room) {
   return keep >= 3 ? `${[...targs].slice(0, keep + 1).join("")}…>` : "<…>";
 }
 
+/** A signature's shorter forms that do not depend on the room: parameters, return type,
+ * nested template arguments and then the template arguments' short namespaces left out. */
+function fixedForms(sig) {
+  const params = sig.params.length > 2 ? "(…)" : sig.params;
+  const nested = collapseNested(sig.targs.replaceAll(`${ANON}::`, ""));
+  const targs = dropQualifiers(nested);
+  const forms = [
+    `${sig.ret}${sig.name}${sig.targs}${params}${sig.suffix}`,
+    `${sig.name}${sig.targs}${params}`,
+    `${sig.name}${nested}${params}`,
+    `${sig.name}${targs}${params}`,
+  ];
+  return { params, targs, forms };
+}
+
+/**
+ * A signature's shorter forms, longest first, each keeping the function's name, the last its
+ * name alone ("vectorized_elementwise_kernel<…>(…)"); null for text that is no signature. For
+ * a canvas label: the first form that fits its width is drawn.
+ */
+export function signatureForms(text) {
+  const sig = parseSignature(text);
+  if (!sig) return null;
+  const { params, forms } = fixedForms(sig);
+  const targs = sig.targs ? "<…>" : "";
+  return [...forms, `${sig.name}${targs}${params}`, `${dropQualifiers(sig.name)}${targs}${params}`];
+}
+
 /**
  * `text` within `max` characters, a signature's function name kept whole where it fits:
  * "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, ...>(int, ...)"
@@ -129,20 +157,12 @@ export function elideName(text, max = 64) {
   if ([...full].length <= max) return full;
   const sig = parseSignature(full);
   if (!sig) return elideMiddle(full, max);
-  const params = sig.params.length > 2 ? "(…)" : sig.params;
-  const fits = (s) => [...s].length <= max;
-  const nested = collapseNested(sig.targs.replaceAll(`${ANON}::`, ""));
-  const targs = dropQualifiers(nested);
-  const tries = [
-    `${sig.ret}${sig.name}${sig.targs}${params}${sig.suffix}`,
-    `${sig.name}${sig.targs}${params}`,
-    `${sig.name}${nested}${params}`,
-    `${sig.name}${targs}${params}`,
-  ];
+  const { params, targs, forms } = fixedForms(sig);
+  const tries = [...forms];
   for (const [name, least] of [[sig.name, MIN_TARGS], [dropQualifiers(sig.name), 3]]) {
     const room = max - [...name].length - params.length;
     if (!sig.targs) tries.push(`${name}${params}`);
     else if (room >= least) tries.push(`${name}${cutTargs(targs, room)}${params}`);
   }
-  return tries.find(fits) ?? elideMiddle(dropQualifiers(sig.name), max);
+  return tries.find((s) => [...s].length <= max) ?? elideMiddle(dropQualifiers(sig.name), max);
 }

@@ -2,6 +2,7 @@
 // counters, collapsed-section summaries, flows, selection and marks. Text only through fillText.
 import { AXIS_H, DEPTH_H, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
 import { PALETTE_SIZE } from "./colors.js";
+import { signatureForms } from "../lib/names.js";
 import { fitLabel } from "./labels.js";
 import { formatDuration, ticks } from "./timescale.js";
 
@@ -24,18 +25,23 @@ class TextFit {
       this.ellipsis = ctx.measureText("…").width;
     }
   }
-  // The text to draw in `room` pixels: whole, cut with an ellipsis, or null when nothing fits.
+  // The text to draw in `room` pixels: whole, a kernel signature's shorter form, cut with an
+  // ellipsis, or null when nothing fits.
   fit(ctx, text, room) {
     let m = this.cache.get(text);
     if (!m) {
       const width = ctx.measureText(text).width;
-      m = { width, charW: width / Math.max(text.length, 1) };
+      m = { width, forms: undefined };
       if (this.cache.size > 20000) this.cache.clear();
       this.cache.set(text, m);
     }
     if (m.width <= room) return text;
-    const n = Math.floor((room - this.ellipsis) / (m.charW * 1.05));
-    return n >= 2 ? `${text.slice(0, n)}…` : null;
+    // A kernel's C++ signature first drops what is not its function's name (lib/names.js).
+    m.forms ??= (signatureForms(text) ?? []).map((form) => [form, ctx.measureText(form).width]);
+    for (const [form, width] of m.forms) if (width <= room) return form;
+    const [base, width] = m.forms.at(-1) ?? [text, m.width];
+    const n = Math.floor((room - this.ellipsis) / ((width / Math.max(base.length, 1)) * 1.05));
+    return n >= 2 ? `${base.slice(0, n)}…` : null;
   }
   // A track or section label for the label column (labels.js): measured exactly, cached per room.
   label(ctx, text, room) {
