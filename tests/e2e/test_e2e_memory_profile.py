@@ -3,8 +3,9 @@ hovering the timeline fills the snapshot card; the allocator picker and the Pyth
 allocators both ways; free memory starts hidden where it dwarfs the rest; a profile without
 allocator events says where they come from; in the suite, a click on the timeline shows that
 moment in the Trace Viewer. PyTorch profiler traces (`[memory]` events): a CUDA device's
-allocated and reserved bytes and each allocation live at its peak, and a CPU trace in
-Notebook 7."""
+allocated and reserved bytes, each allocation live at its peak and memory per op (the
+TensorBoard plugin's Memory View), the same run written without addresses or totals (older
+PyTorch), and a CPU trace in Notebook 7."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ TF = DATA / "tf_keras_cpu_slow_map.xplane.pb"
 GPU = DATA / "synthetic_gpu_allocator.xplane.pb"
 TORCH_CUDA = DATA / "public" / "hta" / "df_index_resolver" / "df_index_resolver.json.gz"
 TORCH_CPU = DATA / "torch_hta" / "rank-0.json.gz"
+TORCH_NO_ADDR = DATA / "torch_memory_no_addr" / "trace.json.gz"
 READY = ".xw-mp[data-ready='1']"
 
 # Page coordinates of time `ms` (the x of the data) at height fraction `f` of the plot frame.
@@ -36,6 +38,13 @@ SOURCE = """(name) => {
   const doc = plot.model.document;
   return name === "free_visible" ? doc.get_model_by_name("free_area").visible
     : [...doc.get_model_by_name("timeline").data[name]];
+}"""
+
+# The text of the peak's label on the timeline.
+PEAK_LABEL = """() => {
+  const host = document.querySelector(".xw-mp [data-chart='timeline']");
+  const plot = [...window.Bokeh.index].find((v) => host.contains(v.el));
+  return plot.model.document.get_model_by_name("peak_label").text;
 }"""
 
 
@@ -123,7 +132,7 @@ def test_memory_profile_gpu_in_notebook7(notebook7):
     assert len(page.evaluate(SOURCE, "x")) == 1123
     widget.locator("select").nth(1).select_option("GPU_1_bfc")
     wait_drawn(page, "GPU_1_bfc")
-    rows = int(widget.locator(".xw-dt").get_attribute("data-rows"))
+    rows = int(widget.locator(".xw-dt").first.get_attribute("data-rows"))
     assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))"))
     picture(page, widget, "memory_profile_gpu_notebook7")
 
@@ -178,10 +187,12 @@ def test_memory_profile_pytorch_cuda_trace(lab):
     summary = widget.locator(".xw-mp-summary").inner_text()
     assert "Peak allocated\n6.17 GiB" in summary and "Reserved at the peak\n11.90 GiB" in summary
     assert "725 allocations" in summary and "Fragmentation" not in summary
+    assert "by aten::empty" in summary
+    assert page.evaluate(PEAK_LABEL).endswith("(aten::empty)")  # the op at the peak, named
     assert page.evaluate(SOURCE, "free_visible") is True  # reserved, not allocated: drawn
     assert len(page.evaluate(SOURCE, "x")) == 4000  # 26,770 snapshots, the view's reduction
     assert "26,770 snapshots, 4,000 drawn" in widget.locator(".xw-mp-note").inner_text()
-    table = widget.locator(".xw-dt")
+    table = widget.locator(".xw-dt").first
     assert table.get_attribute("data-rows") == "726"  # 725 allocations + what predates the trace
     rows = table.locator("tbody tr")
     assert rows.first.inner_text().startswith("allocated before the trace\t3.82 GiB")
@@ -199,12 +210,32 @@ def test_memory_profile_pytorch_cuda_trace(lab):
     page.wait_for_function("() => document.querySelector('.xw-mp-card').dataset.snapshot === '5'",
                            timeout=10_000)
     assert "Address\n0x" in card.inner_text()
+    ops = widget.locator(".xw-mp-ops .xw-dt")
+    assert ops.get_attribute("data-rows") == "34"
+    assert "TensorBoard plugin's Memory View" in widget.locator(".xw-mp-ops .xw-mp-section").inner_text()
+    first = ops.locator("tbody tr").first.inner_text().split("\t")
+    assert first[:4] == ["aten::mul", "2,295", "11.55 GiB", "11.55 GiB"]  # the plugin's numbers
     picture(page, widget, "memory_profile_torch_cuda")
 
     widget.locator("select").nth(1).select_option("cpu")
     wait_drawn(page, "cpu")
     assert table.get_attribute("data-rows") == "1"
+    assert ops.get_attribute("data-rows") == "3"
     assert harness.run_in_kernel(page, "print(mp.memory_id)").strip() == "cpu"
+
+    # The same run as PyTorch 1.9 wrote it: no addresses, no totals (issue 30 item 6).
+    page, widget = open_profile(lab, "memory_profile_torch_no_addr", repr(str(TORCH_NO_ADDR)))
+    summary = widget.locator(".xw-mp-summary").inner_text()
+    assert "Peak allocated\n2.36 GiB" in summary and "725 allocations" in summary
+    assert "Reserved at the peak\nunknown" in summary and "paired by size" in summary
+    table = widget.locator(".xw-dt").first
+    assert table.get_attribute("data-rows") == "725"  # nothing 'allocated before the trace'
+    assert "before the trace" not in table.inner_text()
+    assert "Reserved\nunknown" in widget.locator(".xw-mp-card").inner_text()
+    assert page.evaluate(SOURCE, "free_visible") is False  # no reserved area to draw
+    assert "records no reserved bytes" in widget.locator(".xw-mp-note").inner_text()
+    assert table.get_attribute("data-hidden-columns") == "address"  # none in the trace
+    picture(page, widget, "memory_profile_torch_no_addr")
 
 
 @pytest.mark.e2e
@@ -215,7 +246,7 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
     summary = widget.locator(".xw-mp-summary").inner_text()
     assert "Peak allocated\n133.13 KiB" in summary and "step 4" in summary
     assert len(page.evaluate(SOURCE, "x")) == 431
-    rows = int(widget.locator(".xw-dt").get_attribute("data-rows"))
+    rows = int(widget.locator(".xw-dt").first.get_attribute("data-rows"))
     assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))")) == 26
     title = widget.locator(".xw-mp-section").inner_text()
     assert "133.13 KiB" in title and "one row per allocation" in title

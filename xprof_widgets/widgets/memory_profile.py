@@ -202,7 +202,8 @@ def _title(profile: Profile) -> str:
 # ---- what the view draws ------------------------------------------------------------------------
 def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
     """One allocator's figures: JSON content (summary, unit, the text columns' names, the
-    breakdown; a Kineto device's memory per op) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
+    breakdown; a Kineto device's memory per op, and whether its trace records no reserved
+    bytes) and the timeline as binary buffers (float64: time_us, stack, heap, free in the
     chart unit, fragmentation %, requested and allocation bytes; int32: step, event, and codes
     into the text columns' names; a Kineto device's then float64 reserved (chart unit) and
     address, and codes of cpu_op and thread, named in `timeline.extra`)."""
@@ -219,6 +220,7 @@ def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
         codes.append(code.reshape(-1).astype(np.int32))
     table = memory.breakdown()
     capacity = summary["capacity_bytes"] or 0  # None: a PyTorch trace without reserved bytes
+    unrecorded = kineto and bool(points["reserved_bytes"].isna().all())
     timeline = {"points": len(points), "snapshots": len(memory.snapshots), "texts": texts}
     if kineto:
         timeline["extra"] = {"floats": list(_KINETO_FLOATS), "texts": list(_KINETO_TEXTS)}
@@ -226,13 +228,15 @@ def view_data(memory: AllocatorMemory) -> tuple[dict, list[np.ndarray]]:
         "kind": "kineto" if kineto else "allocator",
         "summary": jsonable(summary), "unit": unit, "scale": scale,
         "free_hidden": capacity > FREE_HIDDEN_ABOVE * max(summary["peak_bytes"], 1),
+        "reserved_unknown": unrecorded,
         "timeline": timeline, "breakdown": columnar(table),
     }
     if isinstance(memory, DeviceMemory):
         content["ops"] = columnar(memory.ops)
     floats = [points["time_us"].to_numpy(np.float64)]
     for column in ("stack_reserved_bytes", "heap_allocated_bytes", "free_memory_bytes"):
-        floats.append(points[column].to_numpy(np.float64) / scale)
+        # unknown free bytes (no Total Reserved) draw as none; the card says unknown
+        floats.append(np.nan_to_num(points[column].to_numpy(np.float64) / scale))
     floats.append(points["fragmentation"].to_numpy(np.float64) * 100)
     floats += [points["requested_bytes"].to_numpy(np.float64),
                points["allocation_bytes"].to_numpy(np.float64)]

@@ -24,7 +24,7 @@ const COLUMNS = [
 const KINETO_COLUMNS = [
   { key: "op_name", label: "Allocated by", align: "left", title: "The innermost cpu_op around the allocation on its thread" },
   { key: "allocation_bytes", label: "Size", format: fmt.bytes, title: "Bytes allocated (the [memory] event's Bytes)" },
-  { key: "address", label: "Address", align: "left", format: hexAddress },
+  { key: "address", label: "Address", align: "left", format: hexAddress, optional: "nonzero" },
   { key: "allocated_us", label: "Allocated at", format: (v) => (v == null ? fmt.DASH : fmt.time(v)), title: "Time of the allocation on the profile's timeline" },
   { key: "step", label: "Step", format: (v) => (v < 0 ? fmt.DASH : String(v)) },
   { key: "thread", label: "Thread", align: "left", facet: true },
@@ -33,7 +33,7 @@ const KINETO_COLUMNS = [
 /** A PyTorch trace's memory per op: the TensorBoard plugin's Memory View, then the frees. */
 const signedBytes = (v) => (v < 0 ? `−${fmt.bytes(-v)}` : fmt.bytes(v));
 const OP_COLUMNS = [
-  { key: "op_name", label: "Operator", align: "left", title: "The innermost cpu_op around each [memory] event on its thread" },
+  { key: "op_name", label: "Operator", align: "left", maxChars: 48, title: "The innermost cpu_op around each [memory] event on its thread" },
   { key: "calls", label: "Calls", format: fmt.count, title: "Calls of the op" },
   { key: "increase_bytes", label: "Size increase", format: signedBytes, title: "Allocated less freed while the op ran, its child ops included" },
   { key: "self_increase_bytes", label: "Self size increase", format: signedBytes, title: "Allocated less freed by the op itself, outside its child ops" },
@@ -184,11 +184,12 @@ export class MemoryProfileView {
     const kineto = content.kind === "kineto";
     this.summary.replaceChildren(...summaryTiles(s, content.kind));
     this.snapshots = decodeSnapshots(buffers, content.timeline.texts, content.timeline.extra);
-    this.charts.update(this.snapshots, content.unit, s, content.free_hidden);
+    this.charts.update(this.snapshots, content.unit, s, content.free_hidden || content.reserved_unknown);
     const t = content.timeline;
     this.note.textContent = (t.points < t.snapshots
       ? `${fmt.count(t.snapshots)} snapshots, ${fmt.count(t.points)} drawn (the largest stack + heap of each window). ` : "")
-      + (content.free_hidden ? `${kineto ? "Reserved" : "Free"} memory is hidden (it dwarfs the rest); click its legend entry to show it.` : "");
+      + (content.reserved_unknown ? "The trace records no reserved bytes (PyTorch before 1.10 did not): allocated bytes only."
+        : content.free_hidden ? `${kineto ? "Reserved" : "Free"} memory is hidden (it dwarfs the rest); click its legend entry to show it.` : "");
     this.tableTitle.textContent = `Allocations live at the peak (${fmt.bytes(s.peak_bytes)} at ${fmt.time(s.peak_time_us)}`
       + `${s.peak_step < 0 ? "" : `, step ${s.peak_step}`}): `
       + (kineto ? "one row per allocation not yet freed, and what was allocated before the trace"
