@@ -11,6 +11,7 @@ from .. import tools as registry
 from ..analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview, time_breakdown
+from ..analysis.torch_step_breakdown import torch_step_breakdown
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
@@ -18,8 +19,8 @@ from .input_pipeline import PARTS
 
 
 class Overview(RequestWidget):
-    """Run environment, step time and its breakdown, a PyTorch trace's GPU time breakdowns (as
-    HTA's), top HLO and framework ops, device compute precision and recommendations (each
+    """Run environment, step time and its breakdown, a PyTorch trace's step time as its
+    TensorBoard plugin splits it and GPU time breakdowns (as HTA's), top HLO and framework ops, device compute precision and recommendations (each
     linking, in the suite, to the tool it comes from)."""
 
     _bundle = "overview.js"
@@ -56,6 +57,18 @@ class Overview(RequestWidget):
         get_idle_time_breakdown reports it (for every rank): rank, stream, idle_category,
         idle_time_us, idle_time_ratio. Empty for a profile without Kineto GPU work."""
         return idle_time_breakdown(self.profile)
+
+    def torch_step_breakdown(self) -> pd.DataFrame:
+        """Each step's time split as PyTorch's TensorBoard plugin splits it (Kernel, Memcpy,
+        Memset, Communication, Runtime, DataLoader, CPU Exec, Other; microseconds), then one
+        `average` row per host (analysis/torch_step_breakdown.py). Empty for a profile
+        without Kineto steps."""
+        return torch_step_breakdown(self.profile).to_dataframe()
+
+    def torch_gpu_metrics(self) -> pd.DataFrame:
+        """Per GPU, the plugin's GPU utilization, estimated SM efficiency (fractions) and
+        estimated achieved occupancy (percent); empty for a CPU-only trace."""
+        return torch_step_breakdown(self.profile).gpu
 
     @handler("overview")
     def _overview(self) -> dict:
