@@ -59,23 +59,26 @@ def _load(path: Path) -> dict:
         return json.load(f, parse_float=decimal.Decimal)
 
 
-def plugin_input(trace: dict) -> dict:
-    """The trace as the plugin is given it: our chosen differences applied (module doc)."""
+def plugin_input(trace: dict, names: bool = True, families: bool = True,
+                 exact: bool = True) -> dict:
+    """The trace as the plugin is given it: our chosen differences applied (module doc):
+    MODERN_NAMES, COMMUNICATION_BY_FAMILY and EXACT_TIMES, each unless switched off."""
     events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
-    base = min((decimal.Decimal(e["ts"]) for e in events if "ts" in e), default=0)
+    base = min((decimal.Decimal(e["ts"]) for e in events if "ts" in e), default=0) if exact \
+        else 0
     out, next_id = [], 1 << 40
     for e in events:
         e = dict(e)
         cat, name = e.get("cat"), str(e.get("name", ""))
-        if cat == "gpu_user_annotation":
+        if names and cat == "gpu_user_annotation":
             continue
-        if cat in _RUNTIME:
+        if names and cat in _RUNTIME:
             e["cat"] = "Runtime"
-        elif cat == "user_annotation" and name.startswith(_AS_CPU_OP):
+        elif names and cat == "user_annotation" and name.startswith(_AS_CPU_OP):
             e["cat"] = "cpu_op"
         if "ts" in e:
             e["ts"] = float(decimal.Decimal(e["ts"]) - base)
-        if cat in ("kernel", "Kernel") and is_communication(name):
+        if families and cat in ("kernel", "Kernel") and is_communication(name):
             next_id += 1
             e["args"] = {**e.get("args", {}), "External id": next_id}
             out.append({"ph": "X", "cat": "cpu_op", "name": "nccl:all_reduce", "pid": -1,
@@ -140,11 +143,32 @@ def test_gpu_figures_match_plugin(path: Path) -> None:
                 assert g == pytest.approx(e, rel=1e-9, abs=1e-12)
 
 
-def test_corpus_has_what_the_rules_are_about() -> None:
-    """The differences above are exercised here, not only named: the corpus has today's
-    category names, DataLoader spans as annotations, and family collectives."""
-    names = {p.relative_to(PUBLIC).as_posix(): p for p in TRACES}
-    dlrm = ours(names["param/dlrm_v100_8rank/worker0_step_12.1694128201545.pt.trace.json.gz"])
-    assert dlrm.steps["dataloader_us"].iat[0] > 1000  # a user_annotation __next__ span
-    assert dlrm.steps["runtime_us"].iat[0] > 1000  # cuda_runtime calls
-    assert dlrm.steps["communication_us"].iat[0] > 1000  # its NCCL kernels
+DLRM = PUBLIC / "param/dlrm_v100_8rank/worker0_step_12.1694128201545.pt.trace.json.gz"
+NS = PUBLIC / "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+
+
+def _their_parts(path: Path, **switches: bool) -> np.ndarray:
+    logging.disable(logging.WARNING)
+    try:
+        run = data.RunProfileData.from_json("worker", 0, plugin_input(_load(path), **switches))
+    finally:
+        logging.disable(logging.NOTSET)
+    return np.array([c.costs[:8] for c in run.steps_costs], np.float64)
+
+
+def test_each_difference_is_one() -> None:
+    """Each difference changes what the plugin answers on a real trace: switched off, the
+    plugin's figures leave ours (so none of them is applied for nothing)."""
+    mine = ours(DLRM).steps[PART_COLUMNS].to_numpy()
+    column = {c: k for k, c in enumerate(PART_COLUMNS)}
+    # MODERN_NAMES: today's names unread, no runtime, no DataLoader (a user_annotation span)
+    old = _their_parts(DLRM, names=False)
+    assert old[:, column["runtime_us"]].sum() == 0 < mine[:, column["runtime_us"]].sum()
+    assert old[:, column["dataloader_us"]].sum() == 0 < mine[:, column["dataloader_us"]].sum()
+    # COMMUNICATION_BY_FAMILY: its NCCL kernels read as Kernel there (5.6 ms on rank 0)
+    by_op = _their_parts(DLRM, families=False)
+    assert mine[0, column["communication_us"]] - by_op[0, column["communication_us"]] > 5000
+    assert by_op[0, column["kernel_us"]] - mine[0, column["kernel_us"]] > 5000
+    # EXACT_TIMES: epoch microseconds as floats move parts by whole fractions of a microsecond
+    floats = _their_parts(NS, exact=False)
+    assert np.abs(floats - ours(NS).steps[PART_COLUMNS].to_numpy()).max() > 0.1
