@@ -54,3 +54,26 @@ def test_self_and_inclusive_per_op(tmp_path):
     assert cpu["op_name"].tolist() == ["aten::sum"]
     assert cpu[["calls", "allocation_bytes", "self_allocation_bytes"]].values.tolist() == [
         [2, 32, 16]]
+
+
+def test_ops_with_a_text_tid_own_the_memory_events_with_a_number(tmp_path):
+    """PyTorch 1.8's traces (the TensorBoard plugin's ResNet50 samples) write an op's tid as
+    text ("7") and a [memory] event's as a number (7): they read as two threads, and the
+    events still take the ops of their thread."""
+    meta = {"ph": "M", "name": "thread_name", "pid": 1, "tid": "7",
+            "args": {"name": "thread 7 (python)"}}
+    events = [meta, {**_op("aten::conv2d", 10, 20, "Operator"), "tid": "7"},
+              {**_op("aten::empty", 12, 4, "Operator"), "tid": "7"},
+              {**_memory(13, 0, 64), "tid": 7, "args": {"Bytes": 64, "Device Type": 1,
+                                                        "Device Id": 0}},
+              {**_memory(25, 0, -64), "tid": 7, "args": {"Bytes": -64, "Device Type": 1,
+                                                         "Device Id": 0}}]
+    path = tmp_path / "torch_1_8.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = xw.open_profile(path)
+    assert profile.built_tracks["section_kind"].eq("host").sum() == 2  # two threads, as read
+    memory = analyze_memory_profile(profile).allocator("cuda:0")
+    assert memory.snapshots["cpu_op"].tolist() == ["aten::empty", "aten::conv2d"]
+    rows = {r.op_name: list(r)[1:] for r in memory.ops.itertuples(index=False)}
+    assert rows == {"aten::conv2d": [1, 1, 64, 1, 64, 0, 0, 0, 1, 64, -64],
+                    "aten::empty": [1, 1, 64, 0, 0, 64, 1, 64, 0, 0, 64]}

@@ -44,6 +44,7 @@ devices; accelerators first):
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -243,8 +244,10 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame, pd.Dat
     value = {name: np.where(present[name], values[whole], 0)
              for name, (_, values) in numbers.items()}
     cpu_ops = events_of(profile, CPU_OPS, "host")
-    op_of = innermost_op(profile, events, cpu_ops)
+    thread = op_thread(profile, profile.track_of(events), profile.track_of(cpu_ops))
+    op_of = innermost_op(profile, events, thread, cpu_ops)
     frame = _snapshots(profile, events, value, present, op_of)
+    frame["op_track"] = thread
     device_type = value["Device Type"]
     device_id = np.where(present["Device Id"], value["Device Id"], -1)
     markers = find_steps(profile).markers
@@ -258,7 +261,8 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame, pd.Dat
         paired = _pair(snaps, snaps.pop("has_addr").to_numpy())
         _allocated(snaps, snaps.pop("stated").to_numpy(), paired)
         snaps["step"] = steps_of(snaps["time_ps"].to_numpy(), markers)
-        ops = op_memory(profile, operators, snaps, snaps.pop("op_event").to_numpy())
+        ops = op_memory(profile, operators, snaps, snaps.pop("op_event").to_numpy(),
+                        snaps.pop("op_track").to_numpy())
         out.append((device_name(dtype, did), snaps, ops))
     return out
 
@@ -296,18 +300,56 @@ def _allocated(snaps: pd.DataFrame, stated: np.ndarray, paired: np.ndarray) -> N
     snaps["free_memory_bytes"] = np.maximum(snaps["reserved_bytes"].to_numpy() - allocated, 0)
 
 
-def innermost_op(profile: Profile, events: np.ndarray, cpu_ops: np.ndarray) -> np.ndarray:
-    """The innermost `cpu_op` on each instant event's thread whose span [start, end) holds it
+def innermost_op(profile: Profile, events: np.ndarray, thread: np.ndarray, cpu_ops: np.ndarray
+                 ) -> np.ndarray:
+    """The innermost `cpu_op` on each instant event's thread (`thread`: the track of its ops,
+    `op_thread`) whose span [start, end) holds it
     (-1 none): an event stamped at the tick an op ends is taken as after it, as the plugin
-    does (an op's inputs are freed as it returns); the op around that one, if it goes on."""
-    op = innermost_enclosing(profile, events, cpu_ops)
+    does (an op's inputs are freed as it returns). Ops on a thread nest, so it is the last op
+    to start at or before the event, or the first of that op's ancestors still running: one
+    step up per level, for all events at once."""
+    order = np.lexsort((-profile.duration_ps[cpu_ops], profile.start_ps[cpu_ops],
+                        profile.track_of(cpu_ops)))
+    ops = cpu_ops[order]
+    track = profile.track_of(ops)
+    start = profile.start_ps[ops]
+    end = start + profile.duration_ps[ops]
+    parent = pd.Index(ops).get_indexer(innermost_enclosing(profile, ops, ops))
     time = profile.start_ps[events]
-    while True:  # once per op level that ends at its events' tick
-        hit = np.maximum(op, 0)
-        ended = (op >= 0) & (profile.start_ps[hit] + profile.duration_ps[hit] <= time)
+    at = np.full(events.shape[0], -1, np.int64)
+    for k in np.unique(thread).tolist():
+        lo, hi = np.searchsorted(track, [k, k + 1])
+        mine = thread == k
+        at[mine] = np.where(hi > lo, lo + np.searchsorted(start[lo:hi], time[mine],
+                                                          side="right") - 1, -1)
+        at[mine & (at < lo)] = -1
+    while True:  # once per level of ops that ended before their events
+        ended = (at >= 0) & (end[np.maximum(at, 0)] <= time)
         if not ended.any():
-            return op
-        op[ended] = innermost_enclosing(profile, op[ended], cpu_ops)
+            return np.where(at >= 0, ops[np.maximum(at, 0)], -1)
+        at[ended] = parent[at[ended]]
+
+
+_THREAD_ID = re.compile(r"thread (\d+)", re.IGNORECASE)
+
+
+def op_thread(profile: Profile, tracks: np.ndarray, op_tracks: np.ndarray) -> np.ndarray:
+    """The track of each event's thread that holds its ops: its own, or, where that has none,
+    the track of the same process and thread id that has (Kineto before 1.10 wrote an op's
+    `tid` as text and a memory event's as a number, which read as two threads)."""
+    table = profile.built_tracks
+    with_ops = set(np.unique(op_tracks).tolist())
+    by_id = {}
+    for k in with_ops:
+        found = _THREAD_ID.search(str(table["name"].iat[k]))
+        if found:
+            by_id.setdefault((table["section_id"].iat[k], found.group(1)), k)
+    out = tracks.copy()
+    for k in np.unique(tracks).tolist():
+        found = _THREAD_ID.search(str(table["name"].iat[k]))
+        if k not in with_ops and found:
+            out[tracks == k] = by_id.get((table["section_id"].iat[k], found.group(1)), k)
+    return out
 
 
 def _operators(profile: Profile, ops: np.ndarray) -> np.ndarray:
@@ -322,9 +364,10 @@ def _operators(profile: Profile, ops: np.ndarray) -> np.ndarray:
 
 
 def op_memory(profile: Profile, operators: np.ndarray, snaps: pd.DataFrame,
-              op_event: np.ndarray) -> pd.DataFrame:
+              op_event: np.ndarray, op_track: np.ndarray) -> pd.DataFrame:
     """OP_COLUMNS for one device: `operators` are the operator `cpu_op`s in storage order,
-    `op_event` the innermost `cpu_op` around each snapshot's event (-1 none). Events whose
+    `op_event` the innermost `cpu_op` around each snapshot's event (-1 none), `op_track` the
+    track of the ops of its thread. Events whose
     innermost op is not an operator count for no op. Inclusive figures: the events on an op's
     thread within its span [start, end) (ops on one thread nest), summed per op, then per
     name."""
@@ -336,8 +379,8 @@ def op_memory(profile: Profile, operators: np.ndarray, snaps: pd.DataFrame,
     owner = np.searchsorted(operators, op_event[counted])
     self_ = np.zeros((operators.shape[0], 4), np.int64)
     np.add.at(self_, owner, metrics)
-    events = snaps["event"].to_numpy()[counted]
-    inclusive = _within(profile, operators, events, metrics)
+    inclusive = _within(profile, operators, profile.start_ps[snaps["event"].to_numpy()[counted]],
+                        op_track[counted], metrics)
     names = profile.display_names[profile.meta[operators]].astype(object)
     frame = pd.DataFrame({"op_name": names, "calls": 1})
     for k, metric in enumerate(_METRICS):
@@ -353,16 +396,17 @@ def op_memory(profile: Profile, operators: np.ndarray, snaps: pd.DataFrame,
         {c: np.int64 for c in OP_COLUMNS[1:]})
 
 
-def _within(profile: Profile, ops: np.ndarray, events: np.ndarray, metrics: np.ndarray
-            ) -> np.ndarray:
-    """Per op, the sum of `metrics` over the events on its track within its span [start, end)
+def _within(profile: Profile, ops: np.ndarray, times: np.ndarray, tracks: np.ndarray,
+            metrics: np.ndarray) -> np.ndarray:
+    """Per op, the sum of `metrics` over the events (at `times`, of the ops' `tracks`) on its
+    track within its span [start, end)
     (as `innermost_op` reads spans), by prefix sums per track (a loop over tracks, not
     events)."""
     out = np.zeros((ops.shape[0], metrics.shape[1]), np.int64)
-    op_track, ev_track = profile.track_of(ops), profile.track_of(events)
-    for track in np.unique(ev_track).tolist():
-        mine = ev_track == track
-        time = profile.start_ps[events[mine]]
+    op_track = profile.track_of(ops)
+    for track in np.unique(tracks).tolist():
+        mine = tracks == track
+        time = times[mine]
         order = np.argsort(time, kind="stable")
         time = time[order]
         prefix = np.vstack([np.zeros((1, metrics.shape[1]), np.int64),
@@ -394,7 +438,7 @@ def _snapshots(profile: Profile, events: np.ndarray, value: dict[str, np.ndarray
                present: dict[str, np.ndarray], op_of: np.ndarray) -> pd.DataFrame:
     """SNAPSHOT_COLUMNS (less step; the allocated and free bytes as stated, filled per device
     by `_allocated`), the extra columns (less paired_event) and, for the device's pass,
-    has_addr, stated and op_event, in storage order."""
+    has_addr, stated and op_event (op_track added by the caller), in storage order."""
     size = value["Bytes"]
     allocated = value["Total Allocated"]
     reserved = np.where(present["Total Reserved"], value["Total Reserved"], np.nan)
