@@ -1,11 +1,15 @@
 """`FrameworkOpStats`: XProf's framework op stats (TensorFlow stats) in a notebook cell.
 
 Pies of self time on the device and the host, by op and by op type, and the table of every
-framework op (sortable, filterable, Export as CSV); idle time shown or left out.
+framework op (sortable, filterable, Export as CSV); idle time shown or left out. On a PyTorch
+(Kineto) trace the table can also be the Operator view of PyTorch's TensorBoard plugin: one row
+per op (or op and input shape, or op and call stack), host and device times side by side.
 
     stats = xw.FrameworkOpStats("/logs/run")
     stats.to_dataframe()                   # XProf's columns, in real units
     stats.include_idle = False             # shares of busy time; the view follows
+    stats.to_dataframe(group_by="input_shape")  # PyTorch: the Operator view by op and shape
+    stats.group_by = "op"                  # the view shows the Operator view
     stats.to_csv("framework_op_stats.csv")
 """
 
@@ -21,6 +25,8 @@ from ..analysis.framework_op_stats import (
     FrameworkOpStatsAnalysis,
     analyze_framework_op_stats,
 )
+from ..analysis.kineto_operators import GROUPINGS as OPERATOR_GROUPINGS
+from ..analysis.kineto_operators import has_operators, operators
 from ..profile.model import Profile
 from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
@@ -31,6 +37,13 @@ PIES = [("Device", "operation", "Device self time by op"),
         ("Device", "type", "Device self time by op type"),
         ("Host", "operation", "Host self time by op"),
         ("Host", "type", "Host self time by op type")]
+XPROF = "host_or_device"
+"""XProf's table: one row per framework op and side (the other groupings are PyTorch's)."""
+GROUPINGS = (XPROF, *OPERATOR_GROUPINGS)
+OPERATOR_PIES = [("device_self_time_us", "Device self time"),
+                 ("device_total_time_us", "Device total time"),
+                 ("host_self_time_us", "Host self time"),
+                 ("host_total_time_us", "Host total time")]
 
 
 class FrameworkOpStats(CsvExport, RequestWidget):
@@ -47,6 +60,9 @@ class FrameworkOpStats(CsvExport, RequestWidget):
 
     include_idle = traitlets.Bool(True, help="Show idle time as an IDLE row per side; without "
                                   "it, shares are of busy time.").tag(sync=True)
+    group_by = traitlets.Enum(GROUPINGS, XPROF, help="'host_or_device': XProf's table; on a "
+                              "PyTorch trace also the Operator view by 'op', 'input_shape' or "
+                              "'call_stack'.").tag(sync=True)
     _summary = traitlets.Dict().tag(sync=True)
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
@@ -54,16 +70,31 @@ class FrameworkOpStats(CsvExport, RequestWidget):
                  **kwargs: Any):
         profile = open_profile(path_or_profile, run=run, host=host)
         analysis = analyze_framework_op_stats(profile, xla_cpu_ops=xla_cpu_ops)
-        super().__init__(_summary=_summary_of(analysis), **kwargs)
+        summary = _summary_of(analysis)
+        summary["groupings"] = list(GROUPINGS if has_operators(profile) else (XPROF,))
+        super().__init__(_summary=summary, **kwargs)
         self.profile = profile
         self.analysis = analysis
 
-    def to_dataframe(self, include_idle: bool | None = None) -> pd.DataFrame:
-        """XProf's table: device rows, then host rows, by self time (see docs)."""
-        return self.analysis.table(self.include_idle if include_idle is None else include_idle)
+    def to_dataframe(self, include_idle: bool | None = None,
+                     group_by: str | None = None) -> pd.DataFrame:
+        """XProf's table (device rows, then host rows, by self time), or on a PyTorch trace the
+        Operator view grouped by "op", "input_shape" or "call_stack" (see docs); the widget's
+        own settings where not given."""
+        group_by = self.group_by if group_by is None else group_by
+        if group_by == XPROF:
+            return self.analysis.table(self.include_idle if include_idle is None
+                                       else include_idle)
+        if group_by not in self._summary["groupings"]:
+            raise ValueError(f"group_by={group_by!r}: {self.profile.source} offers "
+                             f"{', '.join(map(repr, self._summary['groupings']))} (the Operator "
+                             "view's groupings need a PyTorch profiler trace)")
+        return operators(self.profile, group_by)
 
     @handler("table")
-    def _table(self, include_idle: bool) -> dict:
+    def _table(self, include_idle: bool, group_by: str = XPROF) -> dict:
+        if group_by != XPROF:
+            return self._operator_table(group_by)
         table = self.analysis.table(bool(include_idle))
         charts = []
         for where, by, title in PIES:
@@ -73,6 +104,21 @@ class FrameworkOpStats(CsvExport, RequestWidget):
             if item is not None:
                 charts.append({"key": f"{where.lower()}_{by}", "title": title, "item": item})
         return {"rows": columnar(table), "charts": charts}
+
+    def _operator_table(self, group_by: str) -> dict:
+        """The Operator view: its table and, as the plugin draws them, pies of device and host
+        self and total time by row."""
+        table = self.to_dataframe(group_by=group_by)
+        label = table["operation"].astype(str)
+        for key in ("input_shape", "call_stack"):
+            if key in table:
+                label = label + " " + table[key].astype(str).str.slice(0, 60)
+        charts = []
+        for column, title in OPERATOR_PIES:
+            item = pie_item(pd.Series(table[column].to_numpy(), index=label.to_numpy()), title)
+            if item is not None:
+                charts.append({"key": column, "title": title, "item": item})
+        return {"rows": columnar(table), "charts": charts, "group_by": group_by}
 
     def __repr__(self) -> str:
         s = self._summary

@@ -1,5 +1,7 @@
 // Framework op stats: time by framework op on the device and the host, as XProf's TensorFlow
-// stats page shows it: pies of self time by op and by type, then the table.
+// stats page shows it: pies of self time by op and by type, then the table. On a PyTorch trace
+// a "Group by" list also offers the Operator view of PyTorch's TensorBoard plugin: one row per
+// op (or op and input shape, or op and call stack), device and host time side by side.
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { ToolView, tiles, traitBox } from "../lib/tool_view.js";
@@ -32,9 +34,43 @@ export const COLUMNS = [
   { key: "execution_mode", label: "Mode", align: "left", facet: true, title: "Eager or Function (graph)" },
 ];
 
+const share = (v) => (v === null || v === undefined ? "unknown" : fmt.pct(v, 2));
+const yesNo = (v) => (v ? "Yes" : "No");
+
+/** The Operator view's columns (kineto_operators.COLUMNS), in the plugin's order. */
+export const OPERATOR_COLUMNS = [
+  { key: "operation", label: "Name", align: "left" },
+  { key: "input_shape", label: "Input shape", align: "left", optional: true, maxChars: 60,
+    title: "The op's Input Dims (record_shapes=True); [] where it has none" },
+  { key: "call_stack", label: "Call stack", align: "left", optional: true, maxChars: 80,
+    title: "The op's Python stack, innermost first (with_stack=True)" },
+  { key: "type", label: "Type", align: "left", facet: true },
+  { key: "calls", label: "Calls" },
+  { key: "device_self_time_us", label: "Device self", format: fmt.time, optional: "nonzero",
+    title: "Summed durations of the GPU work the op launched itself" },
+  { key: "device_total_time_us", label: "Device total", format: fmt.time, optional: "nonzero",
+    title: "Device self time of the op and of every op nested in it" },
+  { key: "host_self_time_us", label: "Host self", format: fmt.time,
+    title: "Duration minus every event directly inside (PyTorch's key_averages rule)" },
+  { key: "host_total_time_us", label: "Host total", format: fmt.time },
+  { key: "tensor_core_eligible", label: "Tensor Cores eligible", format: yesNo, align: "left", facet: true,
+    title: "Its name is one autocast runs in lower precision, or it (or an op inside) launched Tensor Core work" },
+  { key: "tensor_core_self_pct", label: "TC self %", format: share, optional: true,
+    title: "Share of the device self time in Tensor Core kernels; unknown where some of it ran in kernels whose use the name does not say" },
+  { key: "tensor_core_total_pct", label: "TC total %", format: share, optional: true,
+    title: "Share of the device total time in Tensor Core kernels; unknown as above" },
+];
+
+const GROUPINGS = {
+  host_or_device: "XProf (host and device rows)",
+  op: "Operator",
+  input_shape: "Operator + input shape",
+  call_stack: "Operator + call stack",
+};
+
 export class FrameworkOpStatsView extends ToolView {
   constructor(model, el) {
-    super(model, el, { rootClass: "xw-fw", traits: ["include_idle"] });
+    super(model, el, { rootClass: "xw-fw", traits: ["include_idle", "group_by"] });
   }
 
   build() {
@@ -53,23 +89,52 @@ export class FrameworkOpStatsView extends ToolView {
           ["Host idle", share(s.host_idle_us, s.host_time_us)]] : []),
       ]),
       (s.notes ?? []).length ? h("p", { className: "xw-notes" }, s.notes.join(" ")) : null);
+    const groupings = s.groupings ?? ["host_or_device"];
+    this.groupSelect = h("select", { className: "xw-fw-group", title: "XProf's table, or PyTorch's Operator view",
+      onchange: () => { this.model.set("group_by", this.groupSelect.value); this.model.save_changes(); } },
+    groupings.map((g) => h("option", { value: g }, GROUPINGS[g] ?? g)));
+    const syncGroup = () => { this.groupSelect.value = this.model.get("group_by"); };
+    syncGroup();
+    this.model.on("change:group_by", syncGroup);
+    this.idleBox = traitBox(this.model, "include_idle", "Include idle",
+      "Show idle time as an IDLE row per side; without it, shares are of busy time");
     const controls = h("div", { className: "xw-controls" },
-      traitBox(this.model, "include_idle", "Include idle",
-        "Show idle time as an IDLE row per side; without it, shares are of busy time"));
+      groupings.length > 1 ? h("label", {}, "Group by ", this.groupSelect) : null, this.idleBox);
     this.table = new DataTable({
       columns: COLUMNS, sort: { key: "rank", descending: false },
       csvName: "framework_op_stats.csv", placeholder: "Filter by operation or type",
     });
-    return [head, controls, this.chartBox, h("div", { className: "xw-body" }, this.table.el)];
+    this.operatorTable = new DataTable({
+      columns: OPERATOR_COLUMNS, sort: { key: "device_self_time_us", descending: true },
+      csvName: "operators.csv", placeholder: "Filter by name, shape, stack or type",
+    });
+    return [head, controls, this.chartBox,
+      h("div", { className: "xw-body" }, this.table.el, this.operatorTable.el)];
   }
 
   show(content) {
-    this.table.setRows(rowsOf(content.rows));
+    const operators = Boolean(content.group_by);
+    // Inline styles: the table and the label set their own display, which `hidden` would lose to.
+    this.table.el.style.display = operators ? "none" : "";
+    this.operatorTable.el.style.display = operators ? "" : "none";
+    this.idleBox.style.display = operators ? "none" : "";
+    this.el.dataset.groupBy = content.group_by ?? "host_or_device";
+    if (operators) {
+      const rows = rowsOf(content.rows);
+      const gpu = rows.some((r) => r.device_total_time_us > 0);
+      this.operatorTable.sortKey = gpu ? "device_self_time_us" : "host_self_time_us";
+      this.operatorTable.descending = true;
+      this.operatorTable.setRows(rows);
+    } else {
+      this.table.setRows(rowsOf(content.rows));
+    }
     return content.charts;
   }
 
   statusText(content) {
-    const n = content.rows.rank?.length ?? 0;
-    return `${n} rows. Click a column title to sort; the CSV holds the rows shown.`;
+    const n = (content.rows.rank ?? content.rows.operation)?.length ?? 0;
+    const stacks = content.group_by === "call_stack" && !(content.rows.call_stack ?? []).some(Boolean)
+      ? " The trace has no call stacks (record with with_stack=True)." : "";
+    return `${n} rows. Click a column title to sort; the CSV holds the rows shown.${stacks}`;
   }
 }
