@@ -28,8 +28,9 @@ devices; accelerators first):
   = reserved less allocated (NaN where unknown); stack 0; fragmentation unknown (NaN);
 - requested and allocation bytes = |`Bytes`|; address = `Addr` (0 where absent); op_name = the
   innermost `cpu_op` on the event's thread whose span [start, end) holds it (`innermost_op`),
-  and a free takes its allocation's op (as XProf's deallocations do); the extra columns: reserved_bytes, cpu_op (the op around
-  the event itself, a free's too), thread, ev_idx, paired_event;
+  and a free takes its allocation's op (as XProf's deallocations do); the extra columns:
+  reserved_bytes, cpu_op (the op around the event itself, a free's too), thread, ev_idx,
+  paired_event;
 - the peak is the latest snapshot with the largest allocated bytes; what is live there is every
   allocation up to it not paired with a free by then, one row each (address, size, time
   allocated, op, step, thread), plus what was allocated before the trace and is still held (the
@@ -41,6 +42,7 @@ devices; accelerators first):
   and bytes of each, and the increase (allocated less freed); an op's inclusive figures are
   summed over its calls by name, so an op inside another of its name counts twice, as there.
 """
+
 from __future__ import annotations
 
 import math
