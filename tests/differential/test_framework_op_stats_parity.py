@@ -64,14 +64,24 @@ def case(request):
     return profile, [gviz.frame(t) for t in tables]
 
 
-def assert_same_rows(ours: pd.DataFrame, theirs: pd.DataFrame) -> None:
+COST_MODEL = {"bound_by", "measured_flop_rate", "model_flop_rate", "measured_memory_bw",
+              "operational_intensity"}
+"""XProf's columns read from its GPU cost model (FLOPs and bytes per HLO op)."""
+
+
+def assert_same_rows(ours: pd.DataFrame, theirs: pd.DataFrame, skip: set[str] = frozenset()
+                     ) -> None:
+    """Row by row, every column but XProf's `skip`."""
     assert len(ours) == len(theirs)
     for k, ((_, got), (_, want)) in enumerate(zip(ours.iterrows(), theirs.iterrows(),
                                                   strict=True)):
         where = want["operation"]
         for xprof, mine in TEXT:
-            assert got[mine] == want[xprof], (where, mine)
+            if xprof not in skip:
+                assert got[mine] == want[xprof], (where, mine)
         for xprof, mine, scale in NUMBERS:
+            if xprof in skip:
+                continue
             expected = float(want[xprof]) * scale
             bound = REL + (k * ULP if "cumulative" in mine else 0.0)
             assert abs(float(got[mine]) - expected) <= bound * abs(expected), (where, mine)
@@ -104,6 +114,20 @@ def test_rows_equal_xprof(case, with_idle):
         if device.any():
             assert_gpus_all_idle(profile, theirs[device])
         assert_same_rows(ours, theirs[~device].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("with_idle", [True, False], ids=["idle", "no_idle"])
+@pytest.mark.parametrize("path", fixture_files.JAX_GPU, ids=fixture_files.ids(fixture_files.JAX_GPU))
+def test_jax_gpu_rows_equal_xprof_but_the_cost_model(path, with_idle):
+    """On JAX GPU xplanes (MI300X) every row equals XProf's in side, type, name, occurrences
+    (an op's most frequent HLO op, each kernel one occurrence), times and self-time shares. The
+    FLOP, bandwidth and bound-by columns come from XProf's GPU cost model, whose figures for
+    custom calls (hipBLASLt GEMMs, MIOpen convolutions) ours does not reproduce yet."""
+    theirs = gviz.frame(xprof_oracle.run(path, "framework_op_stats")[0 if with_idle else 1])
+    analysis = analyze_framework_op_stats(xw.open_profile(path))
+    assert analysis.device_kind == "GPU"
+    assert (theirs["host_or_device"] == "Device").sum() > 1  # XProf lists the XLA ops
+    assert_same_rows(analysis.table(include_idle=with_idle), theirs, skip=COST_MODEL)
 
 
 def assert_gpus_all_idle(profile: xw.Profile, device: pd.DataFrame) -> None:

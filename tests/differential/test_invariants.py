@@ -33,7 +33,7 @@ SHUFFLES = settings(max_examples=3, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-FIXTURES = fixture_files.XSPACE + fixture_files.CHROME
+FIXTURES = fixture_files.XSPACE + fixture_files.JAX_GPU + fixture_files.CHROME
 
 
 def open_bytes(tmp_path: Path, name: str, data: bytes) -> xw.Profile:

@@ -111,7 +111,14 @@ class _HloOps:
         instruction = self._costs[key].instruction(name)
         if instruction is None:
             return None
-        return f"{instruction.metadata.op_name}:{instruction.metadata.op_type}"
+        return tf_op_fullname(instruction.metadata.op_type, instruction.metadata.op_name)
+
+
+def tf_op_fullname(op_type: str, op_name: str) -> str:
+    """An HLO instruction's framework op as XProf (2.24) names a kernel's: `name:type`, the bare
+    name where the type is empty (JAX writes none: `jit(dot)/dot_general`), "" where both are
+    (so a kernel without an op has one row, not a "" and a ":" one)."""
+    return f"{op_name}:{op_type}" if op_type else op_name
 
 
 def kernel_stats(profile: Profile, by_module_name: bool = True) -> pd.DataFrame:

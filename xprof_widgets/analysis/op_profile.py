@@ -791,7 +791,9 @@ def _collect_named(profile: Any, events: np.ndarray, line: np.ndarray, names: np
         same[1:] = (ordered[1:] == ordered[:-1]) & (line[order][1:] == line[order][:-1])
         occurrence[order] = ~same
     time = np.bincount(codes, weights=duration, minlength=len(uniques))
-    count = np.bincount(codes, weights=occurrence, minlength=len(uniques)).astype(np.int64)
+    # XProf counts every kernel of an op as an occurrence (a convolution of two kernels run five
+    # times: 10); a run of one op's kernels on a line is one record for the spread only.
+    count = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
     stat_flops = _summed(flops_stat, codes, len(uniques))
     stat_bytes = _summed(bytes_stat, codes, len(uniques))
     threads = np.bincount(np.unique(codes * (int(line.max()) + 1) + line) // (int(line.max()) + 1),
