@@ -19,8 +19,10 @@ XProf finds a kernel's HLO instruction by its `program_id` stat only; we also fi
 the `hlo_module` stat's name, as the op profile does (`by_module_name=False`: XProf's way).
 
 PyTorch profiler (Kineto) traces state the same facts as args of their `kernel` events; their
-part is kineto_kernels.py (exact picosecond durations, the launching CPU op as the op). Their
-TensorCore use is read by kernel_families.py's wider table and may be unknown: the column then
+part is kineto_kernels.py (exact picosecond durations, the kernel's owner as the op: the
+innermost cpu_op around its launch, else annotation, Python function or the launch call). Their
+rows add KINETO_COLUMNS: the owner's category and PyTorch's TensorBoard plugin's mean blocks per
+SM and mean estimated achieved occupancy (NaN where unstated). Their TensorCore use is read by kernel_families.py's wider table and may be unknown: the column then
 holds True / False / None (None: the name does not say), XProf's rule staying on xplanes.
 
 TPU runs have no kernels, except custom calls (Pallas and Mosaic `tpu_custom_call` kernels):
