@@ -1,7 +1,7 @@
 """Kernel stats of a PyTorch profiler (Kineto) trace: one host's part of `kernel_stats`.
 
 Kineto writes each GPU kernel as a `kernel` event on its GPU process with its launch parameters
-as args (`registers per thread`, `shared memory`, `grid`, `block` and, since 2021,
+as args (`registers per thread`, `shared memory`, `grid`, `block` and, in newer traces,
 `blocks per SM` and `est. achieved occupancy %`); XProf's kernel stats read the same facts from
 `kernel_details`.
 
@@ -191,8 +191,8 @@ def launch_owners(profile: Profile, work: np.ndarray, args: dict[str, np.ndarray
     linked = np.flatnonzero(call >= 0)
     for categories in OWNERS:
         todo = linked[owner[linked] < 0]
-        candidates = _owner_events(profile, categories)
-        if todo.shape[0] and candidates.shape[0]:
+        candidates = _owner_events(profile, categories) if todo.shape[0] else todo
+        if candidates.shape[0]:
             owner[todo] = innermost_enclosing(profile, call[todo], candidates)
     owner = np.where((call >= 0) & (owner < 0), call, owner)
     missing = np.flatnonzero(call < 0)
