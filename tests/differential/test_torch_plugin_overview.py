@@ -87,13 +87,20 @@ def plugin_input(trace: dict, names: bool = True, families: bool = True,
     return json.loads(json.dumps({**trace, "traceEvents": out}, default=float))
 
 
-@cache
-def plugin(path: Path):
+def _run(trace: dict):
+    """The plugin's parse and overview (its `process`, not the other views' `analyze`)."""
     logging.disable(logging.WARNING)  # it logs every odd event
     try:
-        return data.RunProfileData.from_json("worker", 0, plugin_input(_load(path)))
+        run = data.RunProfileData("worker", 0, trace)
+        run.process()
+        return run
     finally:
         logging.disable(logging.NOTSET)
+
+
+@cache
+def plugin(path: Path):
+    return _run(plugin_input(_load(path)))
 
 
 @cache
@@ -148,11 +155,7 @@ NS = PUBLIC / "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json
 
 
 def _their_parts(path: Path, **switches: bool) -> np.ndarray:
-    logging.disable(logging.WARNING)
-    try:
-        run = data.RunProfileData.from_json("worker", 0, plugin_input(_load(path), **switches))
-    finally:
-        logging.disable(logging.NOTSET)
+    run = _run(plugin_input(_load(path), **switches))
     return np.array([c.costs[:8] for c in run.steps_costs], np.float64)
 
 
