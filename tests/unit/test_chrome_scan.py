@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from chrome_oracle import assert_same_trace
 
+import xprof_widgets as xw
 from xprof_widgets.errors import ProfileError
 from xprof_widgets.profile import chrome_scan, mapped
 from xprof_widgets.profile.chrome import decode_chrome, decode_chrome_python
@@ -787,3 +788,25 @@ def test_large_files_damaged_before_any_event_raise_naming_the_file(monkeypatch)
         with pytest.raises(ProfileError) as error:
             scan_chrome(data, source, HOST)
         assert str(error.value).startswith(f"{source}: ")
+
+
+def test_a_tid_in_decimal_text_is_the_thread_of_that_number(tmp_path):
+    """PyTorch 1.8 writes an op's tid as text ("25738") and its memory events' as a number: one
+    thread, in both readers (a tid that is not plain decimal text stays text)."""
+    events = [
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": "25738", "args": {"name": "main"}},
+        {"ph": "X", "name": "aten::add", "pid": "1", "tid": "25738", "ts": 10, "dur": 5},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 25738, "ts": 12, "s": "t",
+         "args": {"Bytes": 64}},
+        {"ph": "X", "name": "other", "pid": 1, "tid": "0x7", "ts": 20, "dur": 1},
+        {"ph": "X", "name": "padded", "pid": 1, "tid": "007", "ts": 30, "dur": 1}]
+    data = json.dumps({"traceEvents": events}).encode()
+    assert_decodes_alike(data, "t.json")
+    path = tmp_path / "t.pt.trace.json"
+    path.write_bytes(data)
+    profile = xw.open_profile(path)
+    names = profile.display_names[profile.meta]
+    track = profile.track_of(np.arange(profile.n_events))
+    by_name = dict(zip(names.tolist(), track.tolist(), strict=True))
+    assert by_name["aten::add"] == by_name["[memory]"]
+    assert len({by_name["aten::add"], by_name["other"], by_name["padded"]}) == 3

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -64,10 +65,23 @@ def number(value: Any) -> float | None:
     return None
 
 
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,17})")
+
+
+def same_id(value: Any) -> Any:
+    """A pid or tid written as decimal text ("25738") as the number it spells: PyTorch 1.8 writes
+    an op's tid as text and its memory events' as a number, one thread (JavaScript viewers key
+    both alike)."""
+    return int(value) if type(value) is str and _DECIMAL.fullmatch(value) else value
+
+
 def _key(value: Any, default: Any, coerced: Counter, field: str) -> Any:
-    """A pid/tid/flow id usable as a dict key: lists and objects become their JSON text."""
+    """A pid/tid/flow id usable as a dict key: lists and objects become their JSON text; a
+    pid or tid in decimal text is its number (same_id)."""
     kind = type(value)
-    if kind is int or kind is str:
+    if kind is str:
+        return same_id(value) if field in ("pid", "tid") else value
+    if kind is int:
         return value
     if value is None:
         return default

@@ -25,7 +25,14 @@ import numpy as np
 
 from .._native import chrome_scan as native
 from .chrome_args import HOT_ARGS, ChromeArgs
-from .chrome_build import ChromeBuilder, FlowPoints, Rows, concat_flow_points, concat_rows
+from .chrome_build import (
+    ChromeBuilder,
+    FlowPoints,
+    Rows,
+    concat_flow_points,
+    concat_rows,
+    same_id,
+)
 from .chrome_header import apply_header
 from .chrome_time import parse_float
 from .mapped import prefault, release
@@ -335,7 +342,7 @@ def _parts(key: bytes, errors: str) -> list[Any]:
 
 def _pid_tid(key: bytes, errors: str) -> tuple[Any, Any]:
     pid, tid = _parts(key, errors)
-    return pid, tid
+    return same_id(pid), same_id(tid)
 
 
 def _name_cat(key: bytes, errors: str) -> tuple[str, str | None]:
