@@ -32,6 +32,7 @@ import logging
 import os
 from functools import cache
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 import pytest
@@ -53,10 +54,25 @@ _RUNTIME = {"cuda_runtime", "cuda_driver"}
 _AS_CPU_OP = ("ProfilerStep#", "enumerate(DataLoader)#", "enumerate(DataPipe)#")
 
 
+class _Exact(float):
+    """A JSON number as a float that keeps its text, for exact arithmetic on timestamps."""
+
+    text: str
+
+    def __new__(cls, text: str) -> Self:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _exact(value: object) -> decimal.Decimal:
+    return decimal.Decimal(value.text if isinstance(value, _Exact) else value)
+
+
 def _load(path: Path) -> dict:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
-        return json.load(f, parse_float=decimal.Decimal)
+        return json.load(f, parse_float=_Exact)
 
 
 def plugin_input(trace: dict, names: bool = True, families: bool = True,
@@ -64,8 +80,7 @@ def plugin_input(trace: dict, names: bool = True, families: bool = True,
     """The trace as the plugin is given it: our chosen differences applied (module doc):
     MODERN_NAMES, COMMUNICATION_BY_FAMILY and EXACT_TIMES, each unless switched off."""
     events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
-    base = min((decimal.Decimal(e["ts"]) for e in events if "ts" in e), default=0) if exact \
-        else 0
+    base = min((_exact(e["ts"]) for e in events if "ts" in e), default=0) if exact else 0
     out, next_id = [], 1 << 40
     for e in events:
         e = dict(e)
@@ -77,14 +92,14 @@ def plugin_input(trace: dict, names: bool = True, families: bool = True,
         elif names and cat == "user_annotation" and name.startswith(_AS_CPU_OP):
             e["cat"] = "cpu_op"
         if "ts" in e:
-            e["ts"] = float(decimal.Decimal(e["ts"]) - base)
+            e["ts"] = float(_exact(e["ts"]) - base)
         if families and cat in ("kernel", "Kernel") and is_communication(name):
             next_id += 1
             e["args"] = {**e.get("args", {}), "External id": next_id}
             out.append({"ph": "X", "cat": "cpu_op", "name": "nccl:all_reduce", "pid": -1,
                         "tid": -1, "ts": e["ts"], "dur": 0, "args": {"External id": next_id}})
         out.append(e)
-    return json.loads(json.dumps({**trace, "traceEvents": out}, default=float))
+    return {**trace, "traceEvents": out}
 
 
 def _run(trace: dict):
