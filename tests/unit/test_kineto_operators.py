@@ -13,12 +13,13 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_operators import is_tensor_core_eligible, operators
+from xprof_widgets.analysis.kineto_operators import COLUMNS, is_tensor_core_eligible, operators
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "torch_self_time"
 TOLERANCE_US = 1e-3  # PyTorch sums float microseconds of nanosecond times (see test_kineto_self_time)
@@ -172,3 +173,13 @@ def test_group_by_on_the_widget(gpu, tpu_path):
         xplane.to_dataframe(group_by="op")
     with pytest.raises(ValueError, match="groups by one of"):
         operators(gpu, "stack")
+
+
+def test_the_view_has_every_column():
+    """The view's operator table (js/src/framework_op_stats/view.js) shows the table's columns,
+    in its order."""
+    view = (Path(__file__).resolve().parents[2] / "js" / "src" / "framework_op_stats" /
+            "view.js").read_text()
+    block = view[view.index("OPERATOR_COLUMNS = ["):]
+    keys = re.findall(r'\{ key: "(\w+)"', block[:block.index("];")])
+    assert keys == COLUMNS

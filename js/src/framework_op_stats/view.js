@@ -39,10 +39,10 @@ const yesNo = (v) => (v ? "Yes" : "No");
 
 /** The Operator view's columns (kineto_operators.COLUMNS), in the plugin's order. */
 export const OPERATOR_COLUMNS = [
-  { key: "operation", label: "Name", align: "left" },
-  { key: "input_shape", label: "Input shape", align: "left", optional: true, maxChars: 60,
+  { key: "operation", label: "Name", align: "left", maxChars: 40 },
+  { key: "input_shape", label: "Input shape", align: "left", optional: true, maxChars: 32,
     title: "The op's Input Dims (record_shapes=True); [] where it has none" },
-  { key: "call_stack", label: "Call stack", align: "left", optional: true, maxChars: 80,
+  { key: "call_stack", label: "Call stack", align: "left", optional: true, maxChars: 48,
     title: "The op's Python stack, innermost first (with_stack=True)" },
   { key: "type", label: "Type", align: "left", facet: true },
   { key: "calls", label: "Calls" },
@@ -53,7 +53,7 @@ export const OPERATOR_COLUMNS = [
   { key: "host_self_time_us", label: "Host self", format: fmt.time,
     title: "Duration minus every event directly inside (PyTorch's key_averages rule)" },
   { key: "host_total_time_us", label: "Host total", format: fmt.time },
-  { key: "tensor_core_eligible", label: "Tensor Cores eligible", format: yesNo, align: "left", facet: true,
+  { key: "tensor_core_eligible", label: "TC eligible", format: yesNo, align: "left", facet: true,
     title: "Its name is one autocast runs in lower precision, or it (or an op inside) launched Tensor Core work" },
   { key: "tensor_core_self_pct", label: "TC self %", format: share, optional: true,
     title: "Share of the device self time in Tensor Core kernels; unknown where some of it ran in kernels whose use the name does not say" },
@@ -104,19 +104,20 @@ export class FrameworkOpStatsView extends ToolView {
       columns: COLUMNS, sort: { key: "rank", descending: false },
       csvName: "framework_op_stats.csv", placeholder: "Filter by operation or type",
     });
-    this.operatorTable = new DataTable({
+    // Only a PyTorch trace offers the Operator view: an xplane's view keeps its one table.
+    this.operatorTable = groupings.length > 1 ? new DataTable({
       columns: OPERATOR_COLUMNS, sort: { key: "device_self_time_us", descending: true },
       csvName: "operators.csv", placeholder: "Filter by name, shape, stack or type",
-    });
+    }) : null;
     return [head, controls, this.chartBox,
-      h("div", { className: "xw-body" }, this.table.el, this.operatorTable.el)];
+      h("div", { className: "xw-body" }, this.table.el, this.operatorTable?.el)];
   }
 
   show(content) {
-    const operators = Boolean(content.group_by);
+    const operators = Boolean(content.group_by) && this.operatorTable !== null;
     // Inline styles: the table and the label set their own display, which `hidden` would lose to.
     this.table.el.style.display = operators ? "none" : "";
-    this.operatorTable.el.style.display = operators ? "" : "none";
+    if (this.operatorTable) this.operatorTable.el.style.display = operators ? "" : "none";
     this.idleBox.style.display = operators ? "none" : "";
     this.el.dataset.groupBy = content.group_by ?? "host_or_device";
     if (operators) {
