@@ -87,3 +87,22 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     assert rows.count() == int(harness.run_in_kernel(
         page, "print(len(suite._tools['kernel_stats'].kernel_breakdown()))"))
     picture(page, page.locator(".xw-ks"), f"kernel_stats_kineto_{app_name}")
+
+
+CPU_ONLY = harness.REPO / "tests" / "data" / "public" / "hta" / "cpu_only" / \
+    "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+
+
+@pytest.mark.e2e
+def test_cpu_only_kineto_overview_has_the_host_parts_only(lab):
+    """A CPU-only PyTorch trace: the plugin's breakdown draws its host parts, no GPU figures."""
+    cells = [f"import xprof_widgets as xw\nxw.Overview({str(CPU_ONLY)!r})"]
+    page = lab.open_and_run(lab.notebook("kineto_overview_cpu_only.ipynb", cells))
+    lab.wait_ready(page, ".xw-overview .xw-ov-card")
+    card = page.locator(".xw-ov-card[data-card='torch-steps']")
+    card.wait_for(timeout=30_000)
+    legend = card.locator("[data-legend='torch-steps'] li").all_inner_texts()
+    assert [item.split(" ")[0] for item in legend] == ["Communication", "DataLoader", "CPU", "Other"]
+    assert card.locator("tbody [role='img'] span").count() == 4
+    assert page.locator("[data-table='torch-gpu']").count() == 0
+    picture(page, card, "overview_kineto_cpu_only_lab")
