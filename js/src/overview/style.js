@@ -32,6 +32,7 @@ export const CSS = `
 .xw-ov-barcell { width: 35%; min-width: 90px; }
 .xw-ov-minibar { margin: 0; height: 10px; }
 .xw-ov-stepcell { width: 70%; }
+.xw-ov-card[data-card="torch-steps"] { grid-column: 1 / -1; }
 .xw-ov-hint { color: var(--xw-fg2); margin: 6px 0 0 0; font-size: 11px; }
 .xw-ov-card .xw-ov-scroll + .xw-ov-scroll { margin-top: 8px; }
 ${LINK_CSS}
