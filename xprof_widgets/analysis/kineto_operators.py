@@ -296,6 +296,12 @@ def _python_parents(profile: Profile, functions: np.ndarray) -> np.ndarray:
 
 
 def has_operators(profile: Profile) -> bool:
-    """Whether the Operator view has rows: a Kineto trace with cpu_ops or GPU work (cheap)."""
+    """Whether the Operator view has rows: a Kineto trace with cpu_ops or GPU work. Asked of
+    each host where it lives (a pod's on its Dask worker), reading no events."""
+    return profile.memo(("kineto_operators_offered",), lambda: any(
+        p.part for p in host_parts(profile, _offers_operators)))
+
+
+def _offers_operators(profile: Profile) -> bool:
     return has_category(profile, (*CPU_OPS, *DEVICE_WORK))
 
