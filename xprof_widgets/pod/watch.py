@@ -6,9 +6,8 @@ line on stderr, rewritten in place, for waits longer than a couple of seconds). 
 finishes for the stall interval (`XPROF_WIDGETS_DASK_STALL_S`, 60 s by default) it asks the
 scheduler where the pending tasks are:
 
-- some worker is executing tasks (the pending ones, or others' ahead of them), or holds a
-  pending one: the cluster is working, so the wait goes on and the report says where each
-  pending host is;
+- some worker is executing tasks (the pending ones, or others' ahead of them): the cluster is
+  working, so the wait goes on and the report says where each pending host is;
 - nothing executes anywhere (no worker left, every worker paused for memory, or workers idle
   while the scheduler gives the pending tasks to none) for the whole interval: nothing will
   change without the user, so the wait ends with a ProfileError naming the pending hosts and
@@ -92,8 +91,7 @@ def stall_interval() -> float:
 
 @dataclass(frozen=True)
 class Look:
-    """What the scheduler says of the pending tasks: `working` (some worker executes tasks or
-    holds a pending one),
+    """What the scheduler says of the pending tasks: `working` (some worker executes tasks),
     where each pending host is, in words, and the workers it knows."""
 
     working: bool
@@ -118,15 +116,11 @@ def look(client: Any, pending: dict[str, Any], known: set[str] | None) -> Look:
     if paused:
         said.append(f"worker(s) {listed(paused)} paused for memory ("
                     + ", ".join(_memory(workers[w]) for w in paused[:3]) + ")")
-    # A pending task the scheduler has handed to a running worker counts as work: on a busy
-    # machine a worker may not report it executing for a while (seen on 2 loaded cores).
-    held = [host for host, future in pending.items()
-            if on.get(future.key) is not None and on[future.key] not in paused]
-    if not executing and not held:
+    if not executing:
         idle = len(workers) - len(paused)
         said.append(f"{idle} running worker(s) idle, executing nothing" if idle
                     else "every worker is paused")
-    return Look(bool(executing or held), "; ".join(said) + lost_text, set(workers))
+    return Look(bool(executing), "; ".join(said) + lost_text, set(workers))
 
 
 class Watch:
