@@ -18,6 +18,7 @@ from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
 from xprof_widgets.analysis.op_profile import analyze_op_profile
 from xprof_widgets.analysis.overview import overview
 from xprof_widgets.analysis.roofline_model import analyze_roofline_model
+from xprof_widgets.pod.profile import next_to
 from xprof_widgets.synthetic import write_synthetic
 
 distributed = pytest.importorskip("dask.distributed")
@@ -149,6 +150,30 @@ def test_hosts_not_picked_are_one_busy_row_each(pod, local):
         tv.hosts = ["nope"]
 
 
+def test_host_tasks_stay_on_the_worker_holding_the_host(pod, cluster):
+    """A Profile does not travel between workers, so every task reading a host is bound to the
+    worker that holds it (not loosely: Dask steals a queued task for an idle worker, which then
+    waited for the host forever, the stalls seen on loaded machines)."""
+    holders = cluster.who_has([h.future for h in pod._pod_hosts])
+    futures = [next_to(cluster, len_of_tracks, h.future, key=f"test-next-to-{h.file.host}")
+               for h in pod._pod_hosts]
+
+    assert [f.result() for f in futures] == [len(h.summary.tracks) for h in pod._pod_hosts]
+    bound = cluster.run_on_scheduler(restrictions, [f.key for f in futures])
+    for h, future in zip(pod._pod_hosts, futures, strict=True):
+        assert bound[future.key] == (sorted(holders[h.future.key]), False)
+
+
+def len_of_tracks(profile) -> int:
+    return len(profile.tracks)
+
+
+def restrictions(keys: list[str], dask_scheduler) -> dict:
+    """The workers each task is bound to, and whether loosely (run on the scheduler)."""
+    return {k: (sorted(dask_scheduler.tasks[k].worker_restrictions or ()),
+                dask_scheduler.tasks[k].loose_restrictions) for k in keys}
+
+
 def test_a_picked_host_is_its_own_profile(pod, run_dir):
     host = pod.hosts[5]
     one, alone = pod.select(host), xw.open_profile(run_dir, host=host)
@@ -186,8 +211,13 @@ def _exit_on(profile, host: str) -> int:
     return 0
 
 
-def test_a_host_that_kills_its_workers_is_named(pod):
-    with pytest.raises(xw.ProfileError, match=f"host .*{pod.hosts[3]}.*: exit on killed every"):
+def test_a_host_that_kills_its_worker_is_named(pod, monkeypatch):
+    """The task is bound to the worker holding its host (next_to), so when it kills that
+    worker it cannot run elsewhere: the wait stops within the stall interval, naming the hosts
+    left without their worker."""
+    monkeypatch.setenv("XPROF_WIDGETS_DASK_STALL_S", "10")
+    with pytest.raises(xw.ProfileError, match=f"exit on stopped: .*{pod.hosts[3]} "
+                                              r"\(its worker is gone\)"):
         pod.map_hosts(_exit_on, pod.hosts[3])
 
 

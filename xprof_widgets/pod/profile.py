@@ -105,11 +105,15 @@ def open_pod(client: Any, files: Sequence[HostFile], source: str, run: str | Non
 
 def _summaries(client: Any, profiles: dict[str, Any], doing: str, timeout_s: float,
                waiting: dict[str, Any]) -> dict[str, HostSummary]:
-    """The hosts' summaries, each made next to its decoded Profile."""
+    """The hosts' summaries, each made next to its decoded Profile (once decoded, so the task
+    is bound to the worker holding it: next_to)."""
     token = uuid.uuid4().hex[:8]  # a key of its own: a renamed host may take another's name
-    return gather(client, {h: client.submit(summarize_host, fut, pure=False,
-                                            key=f"xprof-summary-{h}-{token}")
-                           for h, fut in profiles.items()}, doing, timeout_s, **waiting)
+    gather(client, profiles, doing, timeout_s, results=False, **waiting)
+    holders = client.who_has(list(profiles.values()))
+    return gather(client, {h: next_to(client, summarize_host, fut, holders=holders,
+                                      key=f"xprof-summary-{h}-{token}")
+                           for h, fut in profiles.items()}, f"{doing} (summaries)", timeout_s,
+                  **waiting)
 
 
 def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
@@ -122,8 +126,9 @@ def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
     if named is None:
         return hosts
     token = uuid.uuid4().hex[:8]
-    moved = {new: client.submit(rename_host, h.future, new, pure=False,
-                                key=f"xprof-rename-{new}-{token}")
+    holders = client.who_has([h.future for h in hosts])
+    moved = {new: next_to(client, rename_host, h.future, new, holders=holders,
+                          key=f"xprof-rename-{new}-{token}")
              for h, new in zip(hosts, named.hosts, strict=True) if new != h.file.host}
     summaries = _summaries(client, moved, "naming the ranks", timeout_s, waiting) if moved \
         else {}
@@ -137,6 +142,19 @@ def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
     return hosts
 
 
+def next_to(client: Any, fn: Callable[..., Any], held: Any, *args: Any, key: str,
+            holders: dict[str, Any] | None = None) -> Any:
+    """`fn(held, *args)` as a task bound to the worker holding `held` (a decoded host, or a
+    list of those one worker holds). A Profile does not travel between workers (it does not pickle), so
+    a task Dask moved to another one (it steals queued tasks from a busy worker) would wait for
+    its input forever: seen as a task held by an idle worker on loaded machines. Where the
+    holder is not known (it is gone), the task may run anywhere its input is made again."""
+    first = held[0] if isinstance(held, list) else held
+    where = list((holders if holders is not None else client.who_has([first])).get(first.key, ()))
+    return client.submit(fn, held, *args, pure=False, key=key, workers=where or None,
+                         allow_other_workers=not where)
+
+
 def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float,
            results: bool = True, progress: Progress | None = None,
            stall_s: float | None = None) -> dict[str, Any]:
@@ -144,7 +162,8 @@ def gather(client: Any, futures: dict[str, Any], doing: str, timeout_s: float,
     its worker), or a ProfileError naming the host that failed, the hosts that did not finish
     in time, or those nothing on the cluster runs (pod/watch.py: `progress` hears of each host
     done). A result lost with its worker is computed again by Dask (the future is still held)
-    and waited for; a task that killed its workers ends as KilledWorker."""
+    and waited for; a task bound to a worker that died (next_to) is named as such when the
+    wait stops."""
     from dask.distributed import wait
 
     watch = Watch(client, doing, len(futures), progress, stall_s)
@@ -290,8 +309,9 @@ class PodProfile:
         """`part(host_profile, *args)` on every host, each as a task next to its host's data."""
         token = uuid.uuid4().hex[:8]
         name = getattr(part, "__name__", "part")
-        futures = {h.file.host: self.client.submit(part, h.future, *args, pure=False,
-                                                   key=f"xprof-{name}-{h.file.host}-{token}")
+        holders = self.client.who_has([h.future for h in self._pod_hosts])
+        futures = {h.file.host: next_to(self.client, part, h.future, *args, holders=holders,
+                                        key=f"xprof-{name}-{h.file.host}-{token}")
                    for h in self._pod_hosts}
         results = gather(self.client, futures, name.strip("_").replace("_", " "), self.timeout_s)
         return [HostPart(f.host, results[f.host], f.shift_ps, f.track_base, f.section_base)
@@ -307,8 +327,8 @@ class PodProfile:
             raise ProfileError(f"{self.source}: no HLO proto for module {module!r}. The profile "
                                f"carries: {known or 'none'}.")
         host = self._pod_hosts[self.hosts.index(str(hit["host"].iat[0]))]
-        future = self.client.submit(hlo_bytes, host.future, int(hit["program_id"].iat[0]),
-                                    pure=False)
+        future = next_to(self.client, hlo_bytes, host.future, int(hit["program_id"].iat[0]),
+                         key=f"xprof-hlo-{host.file.host}-{uuid.uuid4().hex[:8]}")
         return gather(self.client, {host.file.host: future}, "reading an HLO proto",
                       self.timeout_s)[host.file.host]
 
@@ -431,9 +451,10 @@ class PodProfile:
         futures = {}
         for n, members in enumerate(groups.values()):
             names = [hosts[k] for k in members]
-            futures[listed(names)] = self.client.submit(
-                busy_rows, [lo_ps[k] for k in members], [hi_ps[k] for k in members], px,
-                *[self._pod_hosts[self.hosts.index(h)].future for h in names], pure=False,
+            futures[listed(names)] = next_to(
+                self.client, busy_rows, [self._pod_hosts[self.hosts.index(h)].future
+                                             for h in names],
+                [lo_ps[k] for k in members], [hi_ps[k] for k in members], px,
                 key=f"xprof-rows-{n}-{token}")
         answers = gather(self.client, futures, "drawing host rows", self.timeout_s)
         out = {}

@@ -111,7 +111,9 @@ def look(client: Any, pending: dict[str, Any], known: set[str] | None) -> Look:
     paused = sorted(w for w, info in workers.items() if info.get("status") == "paused")
     executing = [w for w, info in workers.items() if w not in paused
                  and info.get("metrics", {}).get("task_counts", {}).get("executing")]
-    said = [listed([f"{host} {_place(on.get(future.key), paused)}"
+    orphans = client.run_on_scheduler(_bound_to_lost_workers, [f.key for f in
+                                                                pending.values()])
+    said = [listed([f"{host} {_place(on.get(future.key), paused, future.key in orphans)}"
                     for host, future in pending.items()])]
     if paused:
         said.append(f"worker(s) {listed(paused)} paused for memory ("
@@ -174,10 +176,19 @@ class Watch:
                                      stalled))
 
 
-def _place(worker: str | None, paused: list[str]) -> str:
+def _place(worker: str | None, paused: list[str], gone: bool = False) -> str:
     if worker is None:
-        return "(waiting for a worker)"
+        return "(its worker is gone)" if gone else "(waiting for a worker)"
     return f"(on {worker}, {'paused' if worker in paused else 'running'})"
+
+
+def _bound_to_lost_workers(keys: list[str], dask_scheduler: Any) -> set[str]:
+    """The keys (on the scheduler) of tasks bound to workers none of which is left: a host's
+    task whose worker died with the host's data (pod.profile.next_to)."""
+    alive = set(dask_scheduler.workers)
+    return {k for k in keys if (ts := dask_scheduler.tasks.get(k)) is not None
+            and ts.worker_restrictions and not ts.loose_restrictions
+            and not ts.worker_restrictions & alive}
 
 
 def _memory(info: dict) -> str:

@@ -107,7 +107,7 @@ def profile_nbytes(profile: Profile) -> int:
     return int(sum(a.nbytes for a in arrays) + data)
 
 
-def busy_rows(lo_ps: list[int], hi_ps: list[int], px: float, *profiles: Profile
+def busy_rows(profiles: list[Profile], lo_ps: list[int], hi_ps: list[int], px: float
               ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Busy intervals of each host over its [lo, hi] ps, gaps of `px` or more kept (pod/busy.py):
     one task for every host a worker holds, so a pod's rows cost a task per worker."""
