@@ -60,6 +60,19 @@ export const GPU_COLUMNS = [
   { key: "grid_dim", label: "Grid", align: "left" },
 ];
 
+// TPU custom-call kernels: no launch parameters, the program they ran in.
+export const CUSTOM_CALL_COLUMNS = [
+  { key: "rank", label: "Rank" },
+  { key: "kernel_name", label: "Kernel", align: "left", maxChars: NAME_CHARS },
+  { key: "program_id", label: "Program", align: "left", facet: true },
+  { key: "op_name", label: "Framework op", align: "left", maxChars: OP_CHARS },
+  { key: "occurrences", label: "#", title: "Occurrences" },
+  { key: "total_duration_us", label: "Total", format: fmt.time },
+  { key: "avg_duration_us", label: "Avg", format: fmt.time },
+  { key: "min_duration_us", label: "Min", format: fmt.time },
+  { key: "max_duration_us", label: "Max", format: fmt.time },
+];
+
 // Formats of columns the table does not name, by the unit their key ends in.
 const BY_UNIT = [[/_us$/, fmt.time], [/(_pct|occupancy)$/, statedPct], [/_gflops$/, rate], [/_gbps$/, bandwidth]];
 const CAPITALS = new Set(["sm", "tc", "bw", "hbm", "flop"]);
