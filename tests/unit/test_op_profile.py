@@ -327,7 +327,7 @@ def _gpu_profile(tmp_path: Path) -> Path:
            "stats": {"clock_rate": 1_000_000, "core_count": 10, "compute_cap_major": 8,
                      "compute_cap_minor": 0, "memory_bandwidth": 1_000_000_000_000},
            "lines": [{"name": "Stream #7(Compute)", "events": [
-               # dot.1 runs as two back-to-back kernels: one occurrence, as XProf merges them
+               # dot.1 runs as two back-to-back kernels: one record, two occurrences (XProf)
                ("gemm_a", 0, 1_000_000, kernel("dot.1")),
                ("gemm_b", 1_000_000, 1_000_000, kernel("dot.1")),
                ("exp_kernel", 3_000_000, 500_000, kernel("exp.2")),
@@ -348,10 +348,11 @@ def test_gpu_kernels_make_ops_with_peaks_from_device_caps(tmp_path):
     assert device.peak_flops == 2048 * 10 * 1.0e9  # FLOPs/cycle/SM (cc 8.0) x SMs x 1 GHz
     assert device.peak_bandwidth == 1e12
     ops = analysis.to_dataframe().set_index("name")
-    assert ops.loc["dot.1", "occurrences"] == 2
+    assert ops.loc["dot.1", "occurrences"] == 3  # each kernel, as XProf counts them
     assert ops.loc["dot.1", "time_us"] == 4.0
-    assert ops.loc["dot.1", "flops"] == 2 * (2 * 64 * 16 * 32)
-    assert ops.loc["dot.1", "bytes_accessed"] == 2 * 4 * (64 * 32 + 32 * 16 + 64 * 16)
+    # XProf adds an op's FLOPs and bytes once per occurrence: per kernel
+    assert ops.loc["dot.1", "flops"] == 3 * (2 * 64 * 16 * 32)
+    assert ops.loc["dot.1", "bytes_accessed"] == 3 * 4 * (64 * 32 + 32 * 16 + 64 * 16)
     assert ops.loc["exp.2", "category"] == "non-fusion elementwise"
     assert ops.loc["exp.2", "flops"] == 64 * 16
     rate = ops.loc["dot.1", "flops"] / 4e-6
