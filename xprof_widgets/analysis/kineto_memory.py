@@ -46,7 +46,6 @@ devices; accelerators first):
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -246,7 +245,7 @@ def kineto_memory_part(profile: Profile) -> list[tuple[str, pd.DataFrame, pd.Dat
     value = {name: np.where(present[name], values[whole], 0)
              for name, (_, values) in numbers.items()}
     cpu_ops = events_of(profile, CPU_OPS, "host")
-    thread = op_thread(profile, profile.track_of(events), profile.track_of(cpu_ops))
+    thread = profile.track_of(events)
     op_of = innermost_op(profile, events, thread, cpu_ops)
     frame = _snapshots(profile, events, value, present, op_of)
     frame["op_track"] = thread
@@ -304,8 +303,8 @@ def _allocated(snaps: pd.DataFrame, stated: np.ndarray, paired: np.ndarray) -> N
 
 def innermost_op(profile: Profile, events: np.ndarray, thread: np.ndarray, cpu_ops: np.ndarray
                  ) -> np.ndarray:
-    """The innermost `cpu_op` on each instant event's thread (`thread`: the track of its ops,
-    `op_thread`) whose span [start, end) holds it
+    """The innermost `cpu_op` on each instant event's thread (`thread`: its track) whose span
+    [start, end) holds it
     (-1 none): an event stamped at the tick an op ends is taken as after it, as the plugin
     does (an op's inputs are freed as it returns). Ops on a thread nest, so it is the last op
     to start at or before the event, or the first of that op's ancestors still running: one
@@ -330,28 +329,6 @@ def innermost_op(profile: Profile, events: np.ndarray, thread: np.ndarray, cpu_o
         if not ended.any():
             return np.where(at >= 0, ops[np.maximum(at, 0)], -1)
         at[ended] = parent[at[ended]]
-
-
-_THREAD_ID = re.compile(r"thread (\d+)", re.IGNORECASE)
-
-
-def op_thread(profile: Profile, tracks: np.ndarray, op_tracks: np.ndarray) -> np.ndarray:
-    """The track of each event's thread that holds its ops: its own, or, where that has none,
-    the track of the same process and thread id that has (Kineto before 1.10 wrote an op's
-    `tid` as text and a memory event's as a number, which read as two threads)."""
-    table = profile.built_tracks
-    with_ops = set(np.unique(op_tracks).tolist())
-    by_id = {}
-    for k in with_ops:
-        found = _THREAD_ID.search(str(table["name"].iat[k]))
-        if found:
-            by_id.setdefault((table["section_id"].iat[k], found.group(1)), k)
-    out = tracks.copy()
-    for k in np.unique(tracks).tolist():
-        found = _THREAD_ID.search(str(table["name"].iat[k]))
-        if k not in with_ops and found:
-            out[tracks == k] = by_id.get((table["section_id"].iat[k], found.group(1)), k)
-    return out
 
 
 def _operators(profile: Profile, ops: np.ndarray) -> np.ndarray:
