@@ -112,8 +112,8 @@ def _summaries(client: Any, profiles: dict[str, Any], doing: str, timeout_s: flo
     holders = client.who_has(list(profiles.values()))
     return gather(client, {h: next_to(client, summarize_host, fut, holders=holders,
                                       key=f"xprof-summary-{h}-{token}")
-                           for h, fut in profiles.items()}, f"{doing} (summaries)", timeout_s,
-                  **waiting)
+                           for h, fut in profiles.items()}, doing, timeout_s,
+                  stall_s=waiting["stall_s"])  # the hosts done were told as they decoded
 
 
 def _name_ranks(client: Any, hosts: list[PodHost], timeout_s: float,
