@@ -248,7 +248,7 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
     assert len(page.evaluate(SOURCE, "x")) == 431
     rows = int(widget.locator(".xw-dt").first.get_attribute("data-rows"))
     assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))")) == 26
-    title = widget.locator(".xw-mp-section").inner_text()
+    title = widget.locator(".xw-mp-section").first.inner_text()
     assert "133.13 KiB" in title and "one row per allocation" in title
     picture(page, widget, "memory_profile_torch_cpu_notebook7")
 
