@@ -16,6 +16,8 @@ REFERENCES = {  # what the differential and browser tests compare with, and how 
     "xprof": ("XProf, the reference for xplanes", "pip install xprof"),
     "hta": ("HolisticTraceAnalysis, the reference for PyTorch traces",
             "pip install holistictraceanalysis"),
+    "torch_tb_profiler": ("PyTorch's TensorBoard plugin, the reference for its views",
+                          "pip install torch-tb-profiler"),
     "playwright": ("Playwright, which drives the browser tests", "pip install playwright"),
     "marimo": ("marimo, the third notebook the browser tests draw in", "pip install marimo"),
 }
