@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from trace_helpers import line, open_planes, random_line, reference_runs, window_rows
 
@@ -38,11 +38,15 @@ def check_contract(profile, window) -> None:
             ev = ev[(start[ev] <= hi) & (start[ev] + dur[ev] >= lo)]
             n_in_window += ev.shape[0]
             mine = [r for r in rows if r[0] == track and r[1] == depth]
-            assert len(mine) <= 3 * window.width_px + 5  # bounded by pixels
+            ends = start[ev] + dur[ev]
+            apart = bool((start[ev][1:] >= ends[:-1]).all())
+            # bounded by pixels; where siblings cross (a random trace may make them), every
+            # event of 1 px or more is kept besides
+            crossing = 0 if apart else int((dur[ev] >= px).sum())
+            assert len(mine) <= 3 * window.width_px + 5 + crossing
             assert sum(r[4] for r in mine) == ev.shape[0]  # counts add up
             assert all(a[2] <= b[2] and a[3] <= b[3] for a, b in pairwise(mine))  # in order
-            ends = start[ev] + dur[ev]
-            if (start[ev][1:] >= ends[:-1]).all():  # siblings apart: so are their runs
+            if apart:  # siblings apart: so are their runs
                 assert all(a[3] <= b[2] for a, b in pairwise(mine))
             singles = {r[5] for r in mine if r[4] == 1}
             for e in ev[dur[ev] >= px].tolist():  # no event of 1 px or more is lost
@@ -66,6 +70,7 @@ def check_window(profile, index, lo, hi, width, **kwargs):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(1, 700), min_size=1,
                                                      max_size=3))
+@example(seed=37936, sizes=[615, 1, 617])  # crossing siblings: more runs than pixels
 def test_random_traces_match_the_brute_force_reference(seed, sizes):
     rng = np.random.default_rng(seed)
     profile = open_planes([{"name": "/device:TPU:0", "lines": [
