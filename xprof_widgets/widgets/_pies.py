@@ -1,7 +1,10 @@
 """Pie charts of shares (time by op, by type, by kernel) as BokehJS documents (`_charts`).
 
 The largest slices are drawn and the rest is one "other" slice, so a pie of thousands of ops
-stays readable; the legend lists the slices with their share.
+stays readable. The legend is not Bokeh's: the item carries its slices (`legend`: full name,
+share, time, color) and the view lists them beside the pie as HTML (js/src/charts/pie_legend.js),
+where a long name is cut as the tables cut it (a kernel keeps its function's name) and the full
+name shows on hover; a canvas legend can do neither.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ SLICES = 10
 """Largest slices drawn; the rest becomes one "(other)" slice."""
 OTHER = "(other)"
 _PALETTE = (*_charts.CATEGORY10, "#aec7e8", "#ffbb78")
-_SIZE = 190  # px: the pie's square frame; the legend sits to its right
+_SIZE = 190  # px: the pie's square frame; the view's legend sits to its right
 
 
 def pie_item(values: pd.Series, title: str, unit: str = "µs") -> dict | None:
@@ -33,14 +36,14 @@ def pie_item(values: pd.Series, title: str, unit: str = "µs") -> dict | None:
     share = shown.to_numpy(np.float64) / total
     end = np.cumsum(share) * 2 * math.pi
     start = np.r_[0.0, end[:-1]]
-    labels = [_short(str(k)) for k in shown.index]
+    names = [str(k) for k in shown.index]
+    values_text = [f"{v:,.3f} {unit}" for v in shown.to_numpy(np.float64)]
+    shares = [f"{s:.1%}" for s in share]
     colors = [("#c7c7c7" if k == OTHER else _PALETTE[i % len(_PALETTE)])
               for i, k in enumerate(shown.index)]
     data = _charts.source({
-        "start": start, "end": end, "color": colors, "name": [str(k) for k in shown.index],
-        "legend": [f"{label} ({s:.1%})" for label, s in zip(labels, share, strict=True)],
-        "value": [f"{v:,.3f} {unit}" for v in shown.to_numpy(np.float64)],
-        "share": [f"{s:.1%}" for s in share],
+        "start": start, "end": end, "color": colors, "name": names, "value": values_text,
+        "share": shares,
     })
     fig = _charts.Figure(title=title, height=_SIZE, tools="", toolbar_location=None,
                          x_range=_charts.model("Range1d", start=-1.05, end=1.05),
@@ -54,20 +57,9 @@ def pie_item(values: pd.Series, title: str, unit: str = "µs") -> dict | None:
         part["attributes"]["visible"] = False
     wedges = fig.glyph("Wedge", data, x=0, y=0, radius=1.0, start_angle=_charts.field("start"),
                        end_angle=_charts.field("end"), fill_color=_charts.field("color"),
-                       line_color="#ffffff", line_width=1, legend_field="legend")
+                       line_color="#ffffff", line_width=1)
     fig.add_tool(_charts.hover([wedges], [("", "@name"), ("time", "@value (@share)")]))
-    legend = fig.legend_of()
-    legend.update(label_text_font_size="10px", glyph_height=12, glyph_width=12, spacing=1,
-                  padding=4, margin=4, border_line_color=None)
-    root["center"].remove(fig.legend)
-    root["right"] = [fig.legend]
-    return _charts.json_item(fig)
-
-
-def _short(label: str, limit: int = 40) -> str:
-    """A legend label: a long name keeps its start (the program, the kernel family) and its end
-    (the op, the kernel variant)."""
-    if len(label) <= limit:
-        return label
-    head = limit // 3
-    return label[:head] + "…" + label[-(limit - head - 1):]
+    item = _charts.json_item(fig)
+    item["legend"] = [{"name": n, "share": s, "value": v, "color": c}
+                      for n, s, v, c in zip(names, shares, values_text, colors, strict=True)]
+    return item

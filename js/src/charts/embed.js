@@ -2,6 +2,7 @@
 // BokehJS of the kernel's bokeh (./bokeh.js). One call draws a list of items side by side.
 import { h } from "../lib/dom.js";
 import { embedItem, loadBokeh } from "./bokeh.js";
+import { pieLegend } from "./pie_legend.js";
 
 /**
  * Draw `charts` ([{key, title, item}]) into `container`, each in its own box
@@ -17,6 +18,7 @@ export async function drawCharts(model, container, charts, signal) {
   for (const [i, chart] of charts.entries()) {
     try {
       views.push(await embedItem(boxes[i], chart.item, bokeh, signal));
+      if (chart.item.legend) boxes[i].append(pieLegend(chart.item.legend)); // a pie's (_pies.py)
       boxes[i].dataset.drawn = "1";
     } catch (error) {
       if (signal?.aborted) return views;

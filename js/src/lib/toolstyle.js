@@ -25,6 +25,10 @@ ${root} .xw-controls select { font: inherit; color: var(--xw-fg); background: va
 ${root} .xw-charts { display: flex; flex-wrap: wrap; gap: 8px 18px; padding: 6px 10px; }
 ${root} .xw-charts:empty { display: none; }
 ${root} .xw-chart { min-height: 40px; }
+${root} .xw-chart:has(> .xw-pie-legend) { display: flex; align-items: center; gap: 6px; }
+${root} .xw-pie-legend { list-style: none; margin: 0; padding: 0; font-size: 11px; line-height: 15px;
+  color: var(--xw-fg2); white-space: nowrap; }
+${root} .xw-pie-key { display: inline-block; width: 10px; height: 10px; margin-right: 5px; vertical-align: -1px; }
 ${root} .xw-chart-wide > .xw-chart { flex: 1 1 100%; min-width: 0; }
 ${root} .xw-dt-short .xw-dt-scroll { max-height: 230px; }
 ${root} .xw-body h4 { margin: 10px 0 0 0; font-size: 12px; }
