@@ -49,6 +49,7 @@ class PodTraceViewer(TraceViewer):
                                height=height, hosts=picked, **kwargs)
         self.profile = pod
         self.trace = PodTrace(pod)
+        self._restore_marks()
         self._sent: OrderedDict[str, PodStrings] = OrderedDict()
 
     @traitlets.validate("hosts")
@@ -124,11 +125,8 @@ class PodTraceViewer(TraceViewer):
     def _pivot(self, events: list[int]) -> dict:
         return self._with_span({"rows": columnar(self.trace.pivot(events))}, events)
 
-    def _with_span(self, content: dict, events: list[int]) -> dict:
-        span = self.trace.span_us(events)
-        if span is not None:
-            content["start_us"], content["end_us"] = span
-        return content
+    def _span_us(self, events: list[int]) -> tuple[float, float] | None:
+        return self.trace.span_us(events)
 
     @handler("select_box")
     def _select_box(self, start_us: float, end_us: float, rows: list[list[int]],

@@ -34,6 +34,14 @@ from ..trace import (
     answer_window,
     trace_index,
 )
+from ..trace.marks import (
+    TraceMarks,
+    bookmark_records,
+    bookmarks_from_view,
+    free_name,
+    keep,
+    kept,
+)
 from ..trace.order import display_order
 from ..trace.pivot import LEVELS, selection_pivot
 from ._base import RequestWidget, handler
@@ -69,6 +77,13 @@ class TraceViewer(RequestWidget):
     height = traitlets.Int(600, help="Timeline height in pixels (the view's drag handle sets "
                                      "it).").tag(sync=True)
     _summary = traitlets.Dict().tag(sync=True)
+    pinned_tracks = traitlets.List(traitlets.Int(), help="Track ids drawn above the others, in "
+                                   "this order, staying there while the tracks scroll (`pin`)."
+                                   ).tag(sync=True)
+    hidden_tracks = traitlets.List(traitlets.Int(), help="Track ids not drawn (`hide`; the "
+                                   "view's Tracks menu lists them).").tag(sync=True)
+    _bookmarks = traitlets.List(traitlets.Dict(), help="{name, start_us, end_us} by time: "
+                                "`bookmarks`.").tag(sync=True)
 
     def __new__(cls, path_or_profile: Any = None, *args: Any,  # noqa: PYI034 - a subclass
                 **kwargs: Any) -> TraceViewer:
@@ -89,6 +104,7 @@ class TraceViewer(RequestWidget):
         super().__init__(_summary=summary, window=(summary["start_us"], summary["end_us"]),
                          height=height, **kwargs)
         self.profile = profile
+        self._restore_marks()
         self._sent: OrderedDict[str, StringTracker] = OrderedDict()
 
     def _release(self) -> None:
@@ -151,23 +167,17 @@ class TraceViewer(RequestWidget):
     @handler("aggregate")
     def _aggregate(self, events: list[int]) -> dict:
         """The protocol's rows, plus the span of the events (for the view's `m` and `f`)."""
-        content = aggregate_content(self.index.aggregate(events))
-        idx = np.asarray(events, np.int64)
-        if idx.shape[0]:
-            p = self.profile
-            content["start_us"] = int(p.start_ps[idx].min()) / PS_PER_US
-            content["end_us"] = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
-        return content
+        return self._with_span(aggregate_content(self.index.aggregate(events)), events)
 
     @handler("pivot")
     def _pivot(self, events: list[int]) -> dict:
         """The selection's pivot by section, track and name (columnar), and its span."""
-        content: dict[str, Any] = {"rows": columnar(selection_pivot(self.profile, events))}
-        idx = np.asarray(events, np.int64)
-        if idx.shape[0]:
-            p = self.profile
-            content["start_us"] = int(p.start_ps[idx].min()) / PS_PER_US
-            content["end_us"] = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
+        return self._with_span({"rows": columnar(selection_pivot(self.profile, events))}, events)
+
+    def _with_span(self, content: dict, events: list[int]) -> dict:
+        span = self._span_us(events)
+        if span is not None:
+            content["start_us"], content["end_us"] = span
         return content
 
     @handler("select_box")
@@ -239,6 +249,113 @@ class TraceViewer(RequestWidget):
         """What the view draws for [start_us, end_us] at `width_px` pixels: the index's
         `slices`, `counters`, `flows` and `summaries` tables (merged runs have count > 1)."""
         return self.index.window(start_us, end_us, int(width_px), flows=flows).to_frames()
+
+    # ---- pinned and hidden tracks, bookmarks (kept per profile: trace/marks.py) -------------
+    def pin(self, track: int | str | list) -> None:
+        """Draws the tracks (an id, a name as `events` takes it, or a list) above the others,
+        where they stay while the rest scroll; after those pinned before."""
+        self._set_marks(self._marks.pin(self._track_list(track)))
+
+    def unpin(self, track: int | str | list | None = None) -> None:
+        """Puts pinned tracks back in their sections (every one when `track` is None)."""
+        ids = None if track is None else self._track_list(track)
+        self._set_marks(self._marks.unpin(ids))
+
+    def hide(self, track: int | str | list) -> None:
+        """Stops drawing the tracks (`unhide` or the view's Tracks menu brings them back)."""
+        self._set_marks(self._marks.hide(self._track_list(track)))
+
+    def unhide(self, track: int | str | list | None = None) -> None:
+        """Draws hidden tracks again (every one when `track` is None)."""
+        ids = None if track is None else self._track_list(track)
+        self._set_marks(self._marks.unhide(ids))
+
+    def bookmark(self, name: str | None = None,
+                 at: float | tuple[float, float] | None = None) -> str:
+        """Adds a bookmark (a name used before moves it) at `at` µs after the profile start, or
+        over an (start_us, end_us) span; None: the span of the selected events, else the middle
+        of the window. Returns its name (`bookmark N` when none is given)."""
+        if at is None:
+            span = self._span_us(self.selected_events) if self.selected_events else None
+            start, end = span if span is not None else (sum(self.window) / 2,) * 2
+        elif isinstance(at, (tuple, list)):
+            start, end = (float(v) for v in at)
+        else:
+            start = end = float(at)
+        name = free_name(self._marks.names()) if name is None else str(name)
+        self._set_marks(self._marks.bookmark(name, start, end))
+        return name
+
+    def remove_bookmark(self, name: str) -> None:
+        self._set_marks(self._marks.remove_bookmark(name))
+
+    def goto(self, name: str) -> None:
+        """Moves the view to a bookmark: a span fills the view, a time is centred in it (the
+        zoom kept), as `[` and `]` in the view do."""
+        _, start, end = self._marks.find(name)
+        if end > start:
+            pad = max((end - start) * 0.05, 1e-3)
+            self.window = (start - pad, end + pad)
+        else:
+            half = (self.window[1] - self.window[0]) / 2
+            self.window = (start - half, start + half)
+
+    @property
+    def bookmarks(self) -> pd.DataFrame:
+        """The bookmarks by time: name, start_us, end_us (end_us == start_us for a time)."""
+        return self._marks.frame()
+
+    @property
+    def _marks(self) -> TraceMarks:
+        return TraceMarks(tuple(self.pinned_tracks), tuple(self.hidden_tracks),
+                          tuple((b["name"], b["start_us"], b["end_us"]) for b in self._bookmarks))
+
+    def _set_marks(self, marks: TraceMarks) -> None:
+        with self.hold_sync():
+            self.pinned_tracks = list(marks.pinned)
+            self.hidden_tracks = list(marks.hidden)
+            self._bookmarks = bookmark_records(marks.bookmarks)
+
+    def _span_us(self, events: list[int]) -> tuple[float, float] | None:
+        """(first start, last end) of the events in µs after the profile start."""
+        idx = np.asarray(events, np.int64)
+        if not idx.shape[0]:
+            return None
+        p = self.profile
+        return (int(p.start_ps[idx].min()) / PS_PER_US,
+                int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US)
+
+    def _restore_marks(self) -> None:
+        """Takes the marks kept for this profile (another viewer's, or an earlier run's)."""
+        self._set_marks(kept(self.profile))
+
+    def _track_list(self, track: int | str | list) -> list[int]:
+        """Track ids of `track` in the order given (a name: every track of that name)."""
+        items = track if isinstance(track, (list, tuple)) else [track]
+        return [int(t) for item in items for t in self.profile.track_ids(item)]
+
+    @traitlets.validate("pinned_tracks", "hidden_tracks")
+    def _check_tracks(self, proposal: dict) -> list[int]:
+        ids = [int(t) for t in dict.fromkeys(proposal["value"])]
+        if "profile" in self.__dict__:
+            unknown = sorted(set(ids) - set(self.profile.tracks.index.tolist()))
+            if unknown:
+                raise traitlets.TraitError(
+                    f"{proposal['trait'].name}: no track {unknown} in {self.profile.source!r} "
+                    f"(ids are 0..{len(self.profile.tracks) - 1})")
+        return ids
+
+    @traitlets.validate("_bookmarks")
+    def _check_bookmarks(self, proposal: dict) -> list[dict]:
+        try:
+            return bookmark_records(bookmarks_from_view(proposal["value"]))
+        except (TypeError, ValueError) as exc:
+            raise traitlets.TraitError(str(exc)) from None
+
+    @traitlets.observe("pinned_tracks", "hidden_tracks", "_bookmarks")
+    def _keep_marks(self, _change: dict) -> None:
+        if "profile" in self.__dict__:  # not while closing, nor before the profile is known
+            keep(self.profile, self._marks)
 
     def __repr__(self) -> str:
         start, end = self.window
