@@ -5,7 +5,9 @@ step, every part of XProf's step-time graph (from the step breakdown all tools r
 verdict's percentage, and the host input-op table. Differences we chose
 (docs/from_xprof.md, "Input Pipeline") are asserted as rules:
 
-- XProf leaves out the first and the last host-marked step; we keep them.
+- Which steps count is XProf's rule (steps.xprof_left_out), so the steps are XProf's, and
+  `left_out_steps` names the ones it drops; checked live on fixtures and on small built
+  profiles at the rule's edges (5 and 6 steps, a step without compute).
 - A host-marked step's period starts where the step before it ended (the wait for its batch);
   XProf's step time is the marker's own span. We compare XProf with the marker's span.
 - We count user code that does input (annotations and Python-tracer frames named like
@@ -26,6 +28,9 @@ verdict's percentage, and the host input-op table. Differences we chose
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import fixture_files
 import numpy as np
@@ -69,10 +74,8 @@ def case(request):
 
 
 def shared_steps(analysis, xprof_steps: pd.DataFrame) -> pd.DataFrame:
-    steps = analysis.steps
-    if analysis.step_markers.source != SOURCES[0]:  # XProf drops a host run's first and last
-        steps = steps.iloc[1:-1]
-    return steps.reset_index(drop=True)
+    """Our steps: XProf's rule for which steps count is ours, so they are its steps."""
+    return analysis.steps.reset_index(drop=True)
 
 
 def test_steps_and_step_times(case):
@@ -150,8 +153,6 @@ def test_step_time_graph_per_category(case):
         pytest.skip("TPU steps: XProf's TensorCore breakdown, compared in test_tpu_step_parts")
     path = next(p for p in fixture_files.XSPACE if p.name == name)
     rows = per_step(step_breakdown(xw.open_profile(path), NOTHING, within="marker"))
-    if tf_data_only.step_markers.source != SOURCES[0]:  # XProf drops a host run's first and last
-        rows = rows.iloc[1:-1].reset_index(drop=True)
     assert rows["step"].tolist() == shared_steps(tf_data_only, theirs)["step"].tolist()
     ours = xprof_parts(rows) / 1000
     if tf_data_only.input_ops["input_op"].isin(JAX_ENQUEUE).any():  # DevicePut: XProf computes
@@ -254,3 +255,55 @@ def test_input_op_table(case):
     # apart; 1e-15 relative is 4.5 ulps at least
     assert np.allclose(ours["self_time_pct"] / 100, theirs["selfTimeInPercent"].astype(float),
                        rtol=1e-15, atol=0)
+
+
+def test_left_out_steps_are_those_xprof_drops(case):
+    """What XProf drops on a fixture is what `left_out_steps` lists: on host-marked runs of more
+    than 5 steps the first and the last (every such fixture's steps all compute); the steps
+    kept are XProf's (test_steps_and_step_times), so these are the ones it drops."""
+    name, _, ours, _ = case
+    left = ours.left_out_steps
+    found = set(ours.step_markers.markers["step"].tolist())
+    assert found == set(ours.steps["step"].tolist()) | set(left["step"].tolist())
+    if ours.step_markers.source == SOURCES[0] or name in NO_STEPS_AT_ALL or ours.steps.empty:
+        assert left.empty
+        return
+    assert len(left) == 2 and left["step"].tolist() == [
+        ours.steps["step"].min() - 1, ours.steps["step"].max() + 1]
+    assert left["reason"].str.startswith(("first step of more than 5",
+                                          "last step of more than 5")).all()
+
+
+def built_run(tmp_path, n: int, idle: tuple[int, ...] = ()):
+    """A CPU run of `n` host-marked steps, step k lasting 80 + k us (so XProf's step times
+    name the steps it kept), each with compute inside but the `idle` ones."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
+    from xspace_builder import build_xspace
+
+    us = 1_000_000
+    events = []
+    for k in range(n):
+        events.append(("train", (1000 + 200 * k) * us, (80 + k) * us, {"_r": 1, "step_num": k}))
+        if k not in idle:
+            events.append(("matmul", (1010 + 200 * k) * us, 30 * us, {}))
+    path = tmp_path / f"steps{n}_{'_'.join(map(str, idle))}.xplane.pb"
+    path.write_bytes(build_xspace([{"name": "/host:CPU", "lines": [
+        {"name": "python", "events": events}]}]))
+    return path
+
+
+@pytest.mark.parametrize(("n", "idle", "kept"), [
+    (5, (), [0, 1, 2, 3, 4]),            # 5 steps: XProf keeps both ends
+    (6, (), [1, 2, 3, 4]),               # 6: it drops the first and the last
+    (6, (2,), [0, 1, 3, 4, 5]),          # a step without compute goes first; 5 remain: ends kept
+    (8, (0, 3), [2, 4, 5, 6]),           # 6 remain after the idle ones: their ends go too
+])
+def test_step_rule_at_its_edges(tmp_path, n, idle, kept):
+    path = built_run(tmp_path, n, idle)
+    theirs = table(xprof_oracle.run(path, "input_pipeline_analyzer")[1])
+    assert np.round(theirs["stepTimeMs"].astype(float) * 1000 - 80).astype(int).tolist() == kept
+    ours = analyze_input_pipeline(xw.open_profile(path), NOTHING)
+    assert ours.steps["step"].tolist() == kept
+    left = ours.left_out_steps.set_index("step")["reason"]
+    assert sorted([*kept, *left.index]) == list(range(n))
+    assert all(left[k].startswith("no host compute") for k in idle)

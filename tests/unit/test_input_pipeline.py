@@ -246,8 +246,10 @@ def test_no_steps_still_shows_host_input_ops(tpu_path):
 
 
 def test_no_input_ops_at_all(tmp_path):
-    profile = open_space(tmp_path, [{"name": "/host:CPU", "lines": [{"name": "python", "events": [
-        ev("train", 100 * k, 50, _r=1, step_num=k) for k in range(3)]}]}])
+    steps = [ev("train", 100 * k, 50, _r=1, step_num=k) for k in range(3)]
+    work = [ev("matmul", 100 * k + 10, 20) for k in range(3)]  # XProf counts steps that compute
+    profile = open_space(tmp_path, [{"name": "/host:CPU", "lines": [{"name": "python",
+                                                                     "events": steps + work}]}])
     result = analyze_input_pipeline(profile)
     assert result.input_ops.empty and list(result.input_ops.columns) == OP_COLUMNS
     assert result.host_breakdown.sum() == 0

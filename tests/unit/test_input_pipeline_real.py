@@ -27,7 +27,8 @@ def loader_between_steps():
 
 def test_a_loader_stalling_between_steps_makes_those_steps_input_bound(loader_between_steps):
     steps = loader_between_steps.steps.set_index("step")
-    assert steps.index.tolist() == list(range(10))
+    assert steps.index.tolist() == list(range(1, 9))  # XProf's rule: not the first and last
+    assert loader_between_steps.left_out_steps["step"].tolist() == [0, 9]
     bound = set(steps.index[steps["input_share"] >= 0.2])
     assert bound == STALLED
     for k in STALLED:  # the 40 ms stall lies before the step's annotation, in its period
@@ -49,7 +50,9 @@ def test_the_loader_is_named_in_the_input_ops(loader_between_steps):
                                            ("tf_keras_cpu_fast", NOT)])
 def test_keras_fit_over_tf_data_finds_its_twelve_steps_and_xprofs_verdict(name, verdict):
     analysis = analyze_input_pipeline(xw.open_profile(DATA / f"{name}.xplane.pb"))
-    assert analysis.steps["name"].tolist() == [f"train {k}" for k in range(3, 15)]
+    # twelve found; XProf's rule counts train 4-13 (the first and last of more than 5 left out)
+    assert analysis.steps["name"].tolist() == [f"train {k}" for k in range(4, 14)]
+    assert analysis.left_out_steps["name"].tolist() == ["train 3", "train 14"]
     assert analysis.verdict == verdict
     breakdown = analysis.host_breakdown
     assert breakdown.idxmax() == PREPROCESSING and breakdown[DEMANDED] == 0

@@ -41,7 +41,10 @@ def roundtrip(content: dict) -> dict:
 
 def test_pandas_face(demo_widget):
     steps = demo_widget.to_dataframe()
-    assert list(steps.columns) == STEP_COLUMNS and len(steps) == 16
+    assert list(steps.columns) == STEP_COLUMNS and len(steps) == 14  # 16 found, XProf's rule
+    left = demo_widget.left_out_steps()
+    assert left["name"].tolist() == ["train 0", "train 15"]
+    assert left["reason"].str.contains("of more than 5").all()
     ops = demo_widget.input_ops()
     assert list(ops.columns) == OP_COLUMNS
     assert ops["input_op"].iat[0] == "load_batch"
@@ -58,7 +61,9 @@ def test_pandas_face(demo_widget):
 def test_report_of_a_profile_with_steps(demo_widget):
     report = roundtrip(demo_widget._call("report", {})[0])
     summary = report["summary"]
-    assert summary["verdict"] == "HIGHLY" and summary["steps"] == 16
+    assert summary["verdict"] == "HIGHLY" and summary["steps"] == 14
+    assert [s["name"] for s in report["left_out"]] == ["train 0", "train 15"]
+    assert report["left_out"][0]["reason"].startswith("first step of more than 5")
     assert summary["input_share_pct"] == pytest.approx(100 * demo_widget.input_share)
     assert summary["step_source"] == "host step roots"
     assert summary["largest_host_cost"] == "Demanded file read"

@@ -4,7 +4,7 @@ half of the last digit XProf prints (it writes ns-precise step times, summaries 
 The expected values were written by XProf itself (tests/bench/input_pipeline_xprof.py, run in
 a separate venv). XProf keeps every step of a device `Steps` line but drops the first and the
 last step found from host markers when it finds more than 5 (they may be cut by the capture
-window); we keep them, so the comparison applies XProf's rule to our table. The live test
+window); so do we (steps.xprof_left_out), so our table is compared as it is. The live test
 runs XProf on the same profiles, and on a fresh demo run, when `xprof` is importable.
 """
 
@@ -16,12 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
-from xprof_widgets.analysis.steps import SOURCES
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = REPO / "tests" / "data" / "expected"
@@ -51,16 +49,8 @@ def analysis_of(case: str, tmp_path: Path):
     return analyze_input_pipeline(xw.open_profile(path))
 
 
-def as_xprof_reports(analysis) -> pd.DataFrame:
-    """Our steps, less those XProf leaves out (the edges of host-marked runs over 5 steps)."""
-    steps = analysis.steps
-    if analysis.step_markers.source != SOURCES[0] and len(steps) > 5:
-        return steps.iloc[1:-1]
-    return steps
-
-
 def assert_agrees(analysis, xprof: dict) -> None:
-    ours = as_xprof_reports(analysis)
+    ours = analysis.steps
     theirs = xprof["steps"]
     assert len(ours) == len(theirs), (len(ours), len(theirs))
     # Rule (docs/from_xprof.md): a host-marked step's period starts where the step before it

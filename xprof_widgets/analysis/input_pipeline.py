@@ -6,6 +6,10 @@ device) / step time, as in XProf; the profile's share is that total over all ste
 >= 20% HIGHLY, >= 5% MODERATELY, else NOT input-bound. On a multi-chip profile a step lasts as
 long as its slowest chip and is broken down on that chip.
 
+The steps are those XProf counts (steps.py, `xprof_left_out`): `left_out_steps` lists the
+steps found but left out, with the reason (no compute inside the marker; the first or last of
+a host-marked run of more than 5 steps). PyTorch traces keep every `ProfilerStep#N`.
+
 Host side, the input operations of input_events.py, by self time: an op's time minus that of
 input ops nested in it. The advice names the framework's own tools: tf.data and grain for
 XProf profiles, the DataLoader's arguments for PyTorch (Kineto) traces.
@@ -14,7 +18,7 @@ XProf profiles, the DataLoader's arguments for PyTorch (Kineto) traces.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -41,7 +45,7 @@ from .step_breakdown import (
     on_whole_timeline,
 )
 from .step_intersection import common_steps
-from .steps import HOW_TO_MARK, Steps
+from .steps import HOW_TO_MARK, LEFT_OUT_COLUMNS, Steps
 
 HIGHLY, MODERATELY, NOT = "HIGHLY", "MODERATELY", "NOT"
 HIGHLY_PCT, MODERATELY_PCT = 20.0, 5.0
@@ -73,6 +77,9 @@ class InputPipelineAnalysis:
     input_pattern: str
     framework: str | None = None
     """What wrote the profile (tools.framework), so the advice names its own annotation."""
+    left_out_steps: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["host", *LEFT_OUT_COLUMNS]))
+    """Steps found but not counted, as XProf (steps.xprof_left_out): host, step, name, reason."""
 
     @property
     def input_share(self) -> float:
@@ -209,11 +216,12 @@ def _analyze(profile: Profile, input_pattern: str) -> InputPipelineAnalysis:
 class InputPipelinePart:
     """One host's part (analysis/hosts.py), in that host's frame: its step markers, one row per
     step and unit (device, or host thread of a CPU-only run) before the units are folded, and
-    its input ops' raw sums (count, total and self time in ps)."""
+    its input ops' raw sums (count, total and self time in ps), and the steps left out."""
 
     steps: Steps
     unit_steps: pd.DataFrame
     op_sums: pd.DataFrame
+    left_out: pd.DataFrame
 
 
 def input_pipeline_part(profile: Profile, input_pattern: str) -> InputPipelinePart:
@@ -225,7 +233,8 @@ def input_pipeline_part(profile: Profile, input_pattern: str) -> InputPipelinePa
 def _part(profile: Profile, input_pattern: str) -> InputPipelinePart:
     breakdown = breakdown_part(profile, input_pattern)
     host = host_input_events(profile, breakdown.steps, input_pattern)
-    return InputPipelinePart(breakdown.steps, breakdown.rows, _op_sums(profile, host))
+    return InputPipelinePart(breakdown.steps, breakdown.rows, _op_sums(profile, host),
+                             breakdown.left_out)
 
 
 def combine_input_parts(parts: list[HostPart[InputPipelinePart]],
@@ -243,7 +252,10 @@ def combine_input_parts(parts: list[HostPart[InputPipelinePart]],
     if len(parts) > 1:
         sums = sums.groupby(["input_op", "category"], sort=False).sum().reset_index()
     ops, breakdown = _op_table(sums)
-    return InputPipelineAnalysis(_step_table(unit_steps), ops, breakdown, steps, input_pattern)
+    left_out = pd.concat([p.part.left_out.assign(host=p.host)[["host", *LEFT_OUT_COLUMNS]]
+                          for p in parts], ignore_index=True)
+    return InputPipelineAnalysis(_step_table(unit_steps), ops, breakdown, steps, input_pattern,
+                                 left_out_steps=left_out)
 
 
 def _on_whole_timeline(part: HostPart[InputPipelinePart]) -> pd.DataFrame:

@@ -28,12 +28,16 @@ categories add up to the step time:
 
 XProf's own parts (its pod viewer, its input pipeline's step graph) are sums of these
 (XPROF_PARTS): its "Input" is host to device and waiting for input together.
+
+The steps measured are those XProf counts (steps.xprof_left_out): on host-marked XSpace and JAX
+runs, steps without compute inside their markers and, past 5 steps, the first and the last are
+left out, each with its reason in `BreakdownPart.left_out`; PyTorch traces keep every step.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -45,8 +49,10 @@ from ..profile.threads import each_balanced
 from .hosts import host_parts
 from .input_events import DEFAULT_INPUT_PATTERN, HostEvents, host_input_events, input_pieces
 from .kernel_families import is_communication
+from .kineto import CPU_OPS, KERNELS, has_category
 from .step_intersection import common_steps
 from .steps import (
+    LEFT_OUT_COLUMNS,
     SOURCES,
     EventRun,
     Steps,
@@ -57,6 +63,7 @@ from .steps import (
     stat_hits,
     track_events,
     track_runs,
+    xprof_left_out,
 )
 
 CATEGORIES = (
@@ -115,10 +122,12 @@ class BreakdownPart:
     """One host's breakdown (analysis/hosts.py), in that host's frame: its step markers and one
     row per step and unit: step, name, device (the unit), start_ps, duration_ps,
     before_step_ps (the period before the step's marker), each category over the period (ps,
-    in the category's column) and before the marker (`before_` + column)."""
+    in the category's column) and before the marker (`before_` + column). `left_out`: the
+    steps found but not counted, and why (steps.LEFT_OUT_COLUMNS)."""
 
     steps: Steps
     rows: pd.DataFrame
+    left_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEFT_OUT_COLUMNS))
 
 
 def breakdown_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
@@ -191,7 +200,23 @@ def _part(profile: Profile, input_pattern: str) -> BreakdownPart:
     blocks = each_balanced(
         lambda item: _unit_block(profile, *item, op_levels, steps, host, shared), units,
         [_unit_events(profile, unit) for unit, _ in units])
-    return BreakdownPart(steps, pd.concat(blocks, ignore_index=True))
+    rows = pd.concat(blocks, ignore_index=True)
+    if steps.source == SOURCES[0] or has_category(profile, (*CPU_OPS, *KERNELS)):
+        return BreakdownPart(steps, rows)  # TPU Steps lines are whole; PyTorch keeps its steps
+    left_out = _left_out(rows, any(unit in device_sections(profile) for unit, _ in units))
+    return BreakdownPart(steps, rows[~rows["step"].isin(left_out["step"])].reset_index(drop=True),
+                         left_out)
+
+
+def _left_out(rows: pd.DataFrame, on_device: bool) -> pd.DataFrame:
+    """The steps XProf does not count (steps.xprof_left_out): a step is well formed when some
+    unit computes inside its marker (on devices where the run has them, else on the host)."""
+    column = "compute_us" if on_device else "host_compute_us"
+    inside = rows[column].to_numpy(np.int64) - rows["before_" + column].to_numpy(np.int64)
+    per_step = pd.DataFrame({"step": rows["step"], "name": rows["name"], "has_work": inside > 0})
+    per_step = per_step.groupby("step", sort=True).agg(name=("name", "first"),
+                                                       has_work=("has_work", "any"))
+    return xprof_left_out(per_step.reset_index(), "device" if on_device else "host")
 
 
 def _unit_block(profile: Profile, unit: str, unit_markers: pd.DataFrame, op_levels: np.ndarray,

@@ -21,6 +21,14 @@ annotations), then its work. Device steps and the first host step start where th
 The result keeps one row per step and device (or host), so multi-chip and multi-host profiles
 keep every chip's own step time; `Steps.table` folds them the way XProf does: a step lasts as
 long as its slowest chip.
+
+Which found steps are counted is XProf's rule (`xprof_left_out`, from its
+step_events_to_steps_db.cc), applied where steps are measured (step_breakdown.py) to host-marked
+XSpace and JAX runs: a step without compute inside its marker is not well formed and is left
+out (device compute where the run has devices, else host compute); then, when more than
+EDGE_STEPS_KEPT steps remain, the first and the last are left out too (the capture may cut
+them). A device `Steps` line (TPU) is already cut to whole steps and kept as it is, and PyTorch
+traces keep PyTorch's rule: every `ProfilerStep#N`.
 """
 
 from __future__ import annotations
@@ -59,6 +67,13 @@ _EXPLICIT_MARKER = re.compile(r"^(?:train|test|TraceContext)[^/]*$")
 """XProf's explicit host step markers (xplane_to_step_events.cc)."""
 _RUNTIME_ROOTS = re.compile(r"^(?:FunctionRun|EagerExecute|EagerLocalExecute|EagerKernelExecute)")
 """TensorFlow runtime events that carry `_r` but are not steps (tf.data's functions among them)."""
+EDGE_STEPS_KEPT = 5
+"""XProf leaves out the first and the last step when more well-formed steps than this remain."""
+NO_COMPUTE = "no {work} compute inside its marker (XProf counts well-formed steps only)"
+FIRST, LAST = "first step", "last step"
+EDGE = (f" of more than {EDGE_STEPS_KEPT} (XProf leaves out both ends of a run: the capture "
+        "may cut them)")
+LEFT_OUT_COLUMNS = ["step", "name", "reason"]
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _STEM = re.compile(r"[\s_\-.:#]*\d+\s*$")
 
@@ -106,6 +121,21 @@ def find_steps(profile: Profile) -> Steps:
         if len(markers):
             return Steps(_sorted(markers), source, LOOKED_FOR, root_tracks)
     return Steps(_empty_markers(), "", LOOKED_FOR, ())
+
+
+def xprof_left_out(steps: pd.DataFrame, work: str) -> pd.DataFrame:
+    """The steps XProf does not count and why (LEFT_OUT_COLUMNS), from one row per step in
+    step order with `step`, `name` and `has_work` (compute inside the marker); `work` names that
+    compute ("device" or "host") in the reason."""
+    steps = steps.sort_values("step", kind="stable")
+    idle = steps[~steps["has_work"].to_numpy(bool)]
+    formed = steps[steps["has_work"].to_numpy(bool)]
+    out = [idle.assign(reason=NO_COMPUTE.format(work=work))]
+    if len(formed) > EDGE_STEPS_KEPT:
+        out += [formed.iloc[:1].assign(reason=FIRST + EDGE),
+                formed.iloc[-1:].assign(reason=LAST + EDGE)]
+    left = pd.concat(out, ignore_index=True)
+    return left.sort_values("step", kind="stable")[LEFT_OUT_COLUMNS].reset_index(drop=True)
 
 
 def stat_hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:

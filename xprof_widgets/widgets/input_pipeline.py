@@ -88,6 +88,11 @@ class InputPipeline(RequestWidget):
         input_before_step_us."""
         return self.analysis.steps.copy()
 
+    def left_out_steps(self) -> pd.DataFrame:
+        """Steps found but not counted, as XProf counts them: host, step, name, reason (no
+        compute inside the marker; the first or last of a host-marked run of more than 5)."""
+        return self.analysis.left_out_steps.copy()
+
     def input_ops(self) -> pd.DataFrame:
         """Host input operations: input_op, count, total/self time (ms and % of all input-op
         self time), category; largest self time first."""
@@ -151,6 +156,7 @@ def report(analysis: InputPipelineAnalysis) -> dict:
             "step_source": markers.source,
             "largest_host_cost": largest[0] if largest else None,
         },
+        "left_out": analysis.left_out_steps[["name", "reason"]].to_dict("records"),
         "no_steps": None if has_steps else {
             "looked_for": list(markers.looked_for), "how_to_mark": HOW_TO_MARK},
         "stats": stats,

@@ -68,7 +68,16 @@ export class InputPipelineView {
       + `moderately, ${fmt.pct(s.thresholds_pct[1], 0)} highly`) : null;
     return h("div", { className: "xw-ip-section xw-ip-summary" },
       h("div", { className: "xw-ip-verdict" }, badge, share, origin),
-      h("p", { className: "xw-ip-recommendation" }, s.recommendation));
+      h("p", { className: "xw-ip-recommendation" }, s.recommendation),
+      this.leftOut(report.left_out));
+  }
+
+  // The steps found but not counted (XProf's rule), each with its reason; null when none.
+  leftOut(steps) {
+    if (!steps?.length) return null;
+    return h("div", { className: "xw-ip-left-out xw-ip-muted" },
+      `Not counted (${fmt.count(steps.length)} of the steps found, as XProf counts steps): `,
+      ...steps.flatMap((step, k) => [k ? "; " : "", h("b", {}, step.name), ` (${step.reason})`]));
   }
 
   deviceSide(report, charts) {
