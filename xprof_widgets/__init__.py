@@ -27,6 +27,7 @@ _LAZY = {
 
 __all__ = [
     "Compare",
+    "DistributedView",
     "FrameworkOpStats",
     "GraphViewer",
     "HloStats",

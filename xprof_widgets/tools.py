@@ -60,6 +60,8 @@ TOOLS: tuple[Tool, ...] = (
          lambda p: _has("memory_profile", p)),
     Tool("pod_viewer", "Pod Viewer", ".widgets.pod_viewer", "PodViewer",
          lambda p: _has("pod_viewer", p)),
+    Tool("distributed", "Distributed", ".widgets.distributed", "DistributedView",
+         lambda p: _has("distributed", p)),
     Tool("perf_counters", "Perf Counters", ".widgets.perf_counters", "PerfCounters",
          lambda p: _has("perf_counters", p)),
 )
