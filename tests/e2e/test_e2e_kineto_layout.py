@@ -27,14 +27,30 @@ def kernel(page, code: str) -> str:
 
 
 @pytest.mark.e2e
-def test_kernel_stats_kineto_layout(lab):
+@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
+def test_kernel_stats_kineto_layout(request, app_name):
+    app = request.getfixturevalue(app_name)
     cells = [f"import xprof_widgets as xw\nks = xw.KernelStats({str(NCCL)!r})\nks"]
-    page = lab.open_and_run(lab.notebook("kineto_layout_ks.ipynb", cells))
+    page = app.open_and_run(app.notebook(f"kineto_layout_ks_{app_name}.ipynb", cells))
     page.set_viewport_size({"width": WIDTH, "height": 900})
-    lab.wait_ready(page, ".xw-ks[data-ready='1']")
+    app.wait_ready(page, ".xw-ks[data-ready='1']")
     widget = page.locator(".xw-ks")
     widget.locator("tbody tr").first.wait_for(timeout=30_000)
-    picture(page, widget, "kineto_layout_kernel_stats")
+    widget.locator(".xw-chart[data-drawn='1'] .xw-pie-legend").wait_for(timeout=30_000)
+    picture(page, widget, "kineto_layout_kernel_stats" + ("" if app_name == "lab" else f"_{app_name}"))
+
+    # the plugin's kernel view columns: blocks per SM, est. achieved occupancy, Tensor Cores used
+    shown = widget.locator("thead th").evaluate_all(
+        "(ths) => ths.filter((th) => !th.hidden).map((th) => th.dataset.key)")
+    assert {"mean_blocks_per_sm", "mean_est_achieved_occupancy_pct",
+            "is_kernel_using_tensor_core"} <= set(shown)
+    # the pie's legend keeps a kernel's function, cut as the table cuts; the full name on hover
+    legend = widget.locator(".xw-pie-legend li")
+    assert legend.count() == 11 and legend.last.inner_text().startswith("(other) (")
+    entry = legend.filter(has_text="vectorized_elementwise_kernel<").first
+    assert entry.inner_text().startswith("vectorized_elementwise_kernel<4, ")
+    assert entry.get_attribute("title").startswith("void at::native::vectorized_elementwise_kernel<4, ")
+    assert legend.first.inner_text().startswith("ncclKernel_AllReduce_RING_LL_Sum_float(…) (")
 
     # every time column is in view beside the name, no sideways scroll needed
     box = widget.locator(".xw-dt-scroll").bounding_box()

@@ -250,6 +250,12 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
     assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))")) == 26
     title = widget.locator(".xw-mp-section").first.inner_text()
     assert "133.13 KiB" in title and "one row per allocation" in title
+    # memory by op, the TensorBoard plugin's Memory View, as memory_by_op() has it
+    ops = widget.locator(".xw-mp-ops .xw-dt")
+    expected = harness.run_in_kernel(page, "t = mp.memory_by_op(); print(len(t)); print(t.iloc[0, 0])")
+    rows, first = expected.strip().split("\n")
+    assert ops.get_attribute("data-rows") == rows
+    assert ops.locator("tbody tr").first.inner_text().split("\t")[0] == first
     picture(page, widget, "memory_profile_torch_cpu_notebook7")
 
 

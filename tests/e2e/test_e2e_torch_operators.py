@@ -1,6 +1,7 @@
-"""Framework Op Stats on a PyTorch (Kineto) GPU trace in JupyterLab: the Group by list turns the
-table into the Operator view of PyTorch's TensorBoard plugin (by op, then by op and input
-shape), the choice reaches Python, and Python's choice reaches the view."""
+"""Framework Op Stats on a PyTorch (Kineto) GPU trace in JupyterLab and Notebook 7: the Group by
+list turns the table into the Operator view of PyTorch's TensorBoard plugin (by op, then by op
+and input shape, then by call stack), the choice reaches Python, and Python's choice reaches the
+view."""
 
 from __future__ import annotations
 
@@ -25,11 +26,13 @@ def _headers(table) -> list[str]:
 
 
 @pytest.mark.e2e
-def test_operator_view_on_a_kineto_trace(lab):
+@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
+def test_operator_view_on_a_kineto_trace(request, app_name):
+    app = request.getfixturevalue(app_name)
     cells = [f"import xprof_widgets as xw\nfw = xw.FrameworkOpStats({str(DLRM)!r})\nfw"]
-    page = lab.open_and_run(lab.notebook("torch_operators.ipynb", cells))
+    page = app.open_and_run(app.notebook(f"torch_operators_{app_name}.ipynb", cells))
     page.set_viewport_size({"width": WIDTH, "height": 900})
-    lab.wait_ready(page, ".xw-fw[data-ready='1']")
+    app.wait_ready(page, ".xw-fw[data-ready='1']")
     widget = page.locator(".xw-fw")
     widget.locator("select.xw-fw-group").select_option("op")
     _ready(page, "op")
@@ -53,4 +56,13 @@ def test_operator_view_on_a_kineto_trace(lab):
     page.set_viewport_size({"width": WIDTH, "height": int(height) + 400})
     widget.scroll_into_view_if_needed()
     page.wait_for_timeout(600)
-    harness.screenshot(widget, "framework_op_stats_torch_operators")
+    harness.screenshot(widget, "framework_op_stats_torch_operators"
+                       + ("" if app_name == "lab" else f"_{app_name}"))
+
+    harness.run_in_kernel(page, "fw.group_by = 'call_stack'")
+    _ready(page, "call_stack")
+    assert int(table.get_attribute("data-rows")) == int(harness.run_in_kernel(
+        page, "print(len(fw.to_dataframe(group_by='call_stack')))"))
+    # this run was recorded without with_stack: an empty column is hidden and the status says why
+    assert "input_shape" not in _headers(table) and "call_stack" not in _headers(table)
+    assert "no call stacks (record with with_stack=True)" in widget.locator(".xw-status").inner_text()
