@@ -7,7 +7,8 @@ versions fill different ones:
   `dtype`, `Group size`, `Process Group Name`, `Process Group Ranks`;
 - the `record_param_comms` op around the launch, with the same args (PyTorch 2.0+);
 - the `nccl:<kind>` annotation around the launch (older traces, PARAM's DLRM run of 2023):
-  only `Input Dims` and `Input type` of the tensor sent.
+  only `Input Dims` and `Input type` of the tensor sent (an all-gather's output is that times
+  the group size).
 
 Each kernel of a communication family (kernel_families.COMMUNICATION_FAMILIES) is one instance;
 its fields come from the first place that has them, in that order, the launch's enclosing op and
@@ -192,9 +193,10 @@ def collective_part(profile: Profile) -> pd.DataFrame:
                                kernels.tolist(), strict=True)]
     per_element = np.array([element_bytes(d) or np.nan for d in args["dtype"].tolist()], float)
     size = np.fmax(args["In msg nelems"], args["Out msg nelems"]) * per_element
-    size = np.where(np.isnan(size), _dims_bytes(profile, annotation), size)
     group_size = args["Group size"]
     group_size = np.where(np.isnan(group_size), world_size_of(profile), group_size)
+    gathered = np.where(np.array(kind, dtype=object) == "all_gather", group_size, 1)
+    size = np.where(np.isnan(size), _dims_bytes(profile, annotation) * gathered, size)
     track = profile.track_of(kernels)
     start = profile.start_ps[kernels]
     firsts = profile.built_tracks["first_event"].to_numpy(np.int64)
