@@ -16,8 +16,8 @@ from .errors import ProfileError
 from .tools import TOOLS
 
 _LAZY = {
-    "open_profile": ".profile.open",
-    "close": ".profile.open",
+    "open_profile": ".opening",
+    "close": ".opening",
     "Profile": ".profile.model",
     "Profiler": ".widgets.profiler",
     "compare": ".widgets.compare",

@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import tempfile
+from importlib import import_module
 from types import CodeType
 from typing import Any
 
@@ -174,14 +175,21 @@ def tool_widget(logdir: str, tool: str | None, run: str | None = None,
                 host: str | list[str] | None = None, client: Any = None) -> Any:
     """The suite (every tool, with pickers over the logdir's runs) or one tool's widget; with a
     Dask `client`, on a PodProfile whose hosts stay on the cluster."""
-    import xprof_widgets as xw
+    from .opening import open_profile
+    from .widgets import profiler
 
     if client is not None:
-        profile = xw.open_profile(logdir, run=run, host=host, client=client)
-        return xw.Profiler(profile) if tool is None else getattr(xw, TOOLS[tool])(profile)
+        profile = open_profile(logdir, run=run, host=host, client=client)
+        return profiler.Profiler(profile) if tool is None else _widget(tool)(profile)
     if tool is None:
-        return xw.Profiler(logdir, run=run, host=host)
-    return getattr(xw, TOOLS[tool])(xw.open_profile(logdir, run=run, host=host))
+        return profiler.Profiler(logdir, run=run, host=host)
+    return _widget(tool)(open_profile(logdir, run=run, host=host))
+
+
+def _widget(key: str) -> Any:
+    """The widget class of a tool, loaded as `xw.<Name>` loads it (the registry names it)."""
+    entry = registry.tool(key)
+    return getattr(import_module(entry.module, __package__), entry.name)
 
 
 def dask_client(address: str, timeout_s: float = 10.0) -> Any:

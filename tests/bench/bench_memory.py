@@ -32,7 +32,7 @@ from common import CACHE, measure, table, xprof_python
 from xprof_memory_reference import metadata_xspace
 
 from xprof_widgets.analysis import analyze_memory
-from xprof_widgets.profile.open import open_profile
+from xprof_widgets.opening import open_profile
 from xprof_widgets.profile.schema import HloProto, XSpace
 from xprof_widgets.widgets._base import encode_response
 from xprof_widgets.widgets.memory_viewer import MemoryViewer

@@ -29,12 +29,8 @@ import pytest
 import xprof_oracle
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.memory_profile import (
-    DEALLOCATION,
-    NO_STEP,
-    active_allocations,
-    analyze_memory_profile,
-)
+from xprof_widgets.analysis.allocator_memory import DEALLOCATION, NO_STEP, active_allocations
+from xprof_widgets.analysis.memory_profile import analyze_memory_profile
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 

@@ -45,7 +45,7 @@ def program(tmp_path_factory):
     """(logdir, an XLA op event whose two innermost frames lie in the script, its op name,
     its frames)."""
     from xprof_widgets.analysis.source import event_stack
-    from xprof_widgets.profile.open import open_profile
+    from xprof_widgets.opening import open_profile
 
     where = tmp_path_factory.mktemp("source_program")
     script = where / HTML_FILE

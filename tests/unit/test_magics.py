@@ -16,7 +16,6 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-import xprof_widgets as xw
 from xprof_widgets.errors import ProfileError
 from xprof_widgets.magics import (
     USAGE,
@@ -216,8 +215,8 @@ def test_quoted_logdir_with_spaces(shell, shown, make_logdir, tmp_path):
 
 def test_without_tool_the_suite_opens_the_logdir(shell, shown, logdir, monkeypatch):
     calls = []
-    monkeypatch.setattr(xw, "Profiler", lambda *args, **kwargs: calls.append((args, kwargs)),
-                        raising=False)
+    monkeypatch.setattr("xprof_widgets.widgets.profiler.Profiler",
+                        lambda *args, **kwargs: calls.append((args, kwargs)))
     run(shell, f"%xprof {logdir} --run {OLD_RUN} --host tpu")
     assert calls == [((str(logdir),), {"run": OLD_RUN, "host": ["tpu"]})]
 

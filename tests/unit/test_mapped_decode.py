@@ -13,7 +13,7 @@ from test_decode_threads import FIXTURES, _same
 
 import xprof_widgets as xw
 from xprof_widgets.errors import ProfileError
-from xprof_widgets.profile import mapped, xspace
+from xprof_widgets.profile import mapped, xspace, xspace_details
 from xprof_widgets.synthetic import write_synthetic
 from xprof_widgets.trace.index import TraceIndex
 
@@ -63,7 +63,7 @@ def test_a_mapped_file_decodes_as_its_bytes(path: Path, monkeypatch: pytest.Monk
 
 def test_the_decode_hands_the_file_pages_back(synthetic: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(xspace, "_RELEASE_AFTER", 10_000)  # a pass over "many" events
+    monkeypatch.setattr(xspace_details, "_RELEASE_AFTER", 10_000)  # a pass over "many" events
     profile = xw.open_profile(str(synthetic))
     host = profile._hosts[0]
     assert isinstance(host.details._data, mapped.MappedFile)

@@ -11,13 +11,11 @@ import pytest
 from xspace_builder import build_xspace
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.allocator_memory import STACK, UNUSED_PREALLOCATED, timeline_rows
 from xprof_widgets.analysis.memory_profile import (
-    STACK,
-    UNUSED_PREALLOCATED,
     analyze_memory_profile,
     data_type_name,
     memory_profile_available,
-    timeline_rows,
 )
 
 DATA = Path(__file__).parents[1] / "data"

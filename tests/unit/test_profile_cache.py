@@ -160,7 +160,7 @@ def test_a_remote_file_is_cached_by_the_version_its_store_gives(tmp_path, monkey
 
 
 def test_close_is_a_public_name():
-    assert "close" in xw.__all__ and xw.close.__module__ == "xprof_widgets.profile.open"
+    assert "close" in xw.__all__ and xw.close.__module__ == "xprof_widgets.opening"
 
 
 def test_every_setting_a_decoder_reads_is_in_the_key():

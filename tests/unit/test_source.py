@@ -14,8 +14,8 @@ from test_trace_viewer_widget import ask  # tests/unit is on sys.path (prepend i
 
 import xprof_widgets as xw
 from xprof_widgets.analysis import source
+from xprof_widgets.opening import open_profile
 from xprof_widgets.profile.hlo import SourceFrame
-from xprof_widgets.profile.open import open_profile
 from xprof_widgets.profile.schema import HloInstructionProto
 from xprof_widgets.widgets._base import STATIC_DIR
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xprof_widgets.profile.open import open_profile
+from xprof_widgets.opening import open_profile
 from xprof_widgets.trace.order import display_order
 from xprof_widgets.widgets.trace_viewer import summarize
 

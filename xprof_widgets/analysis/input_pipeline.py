@@ -76,7 +76,7 @@ class InputPipelineAnalysis:
     step_markers: Steps
     input_pattern: str
     framework: str | None = None
-    """What wrote the profile (tools.framework), so the advice names its own annotation."""
+    """What wrote the profile (profile/framework.py), so the advice names its own annotation."""
     left_out_steps: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["host", *LEFT_OUT_COLUMNS]))
     """Steps found but not counted, as XProf (steps.xprof_left_out): host, step, name, reason."""
@@ -205,7 +205,7 @@ def analyze_input_pipeline(profile: Profile,
 
 
 def _analyze(profile: Profile, input_pattern: str) -> InputPipelineAnalysis:
-    from ..tools import framework  # the registry reads profiles, not the analyses
+    from ..profile.framework import framework
 
     analysis = combine_input_parts(host_parts(profile, input_pipeline_part, input_pattern),
                                    input_pattern)

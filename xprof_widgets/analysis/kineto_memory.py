@@ -52,8 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
-from .kineto import CPU_OPS, args_of, events_of, innermost_enclosing
-from .memory_profile import (
+from .allocator_memory import (
     ALLOCATION,
     DEALLOCATION,
     NO_STEP,
@@ -62,6 +61,7 @@ from .memory_profile import (
     AllocatorMemory,
     steps_of,
 )
+from .kineto import CPU_OPS, args_of, events_of, innermost_enclosing
 from .steps import find_steps
 
 MEMORY_EVENT = "[memory]"

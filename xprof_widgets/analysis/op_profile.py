@@ -45,9 +45,9 @@ import pandas as pd
 from .._native.intervals import tally_op_line
 from ..errors import ProfileError
 from ..profile._wire import count_rows, range_max
+from ..profile.framework import xla_advice
 from ..profile.schema import MemoryAccessBreakdown
 from ..profile.threads import each_balanced
-from ..tools import xla_advice
 from .hlo_cost import HloCosts, shape_padding
 from .hosts import host_parts
 

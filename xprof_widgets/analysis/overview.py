@@ -137,7 +137,7 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
         try:
             op_analysis = analyze_op_profile(profile)
         except ProfileError as exc:
-            from ..tools import framework  # the registry reads profiles, not the analyses
+            from ..profile.framework import framework
 
             if framework(profile) != "PyTorch":  # Kineto records no XLA ops: nothing missing
                 notes.append(str(exc))

@@ -23,12 +23,13 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from .locate import FileSystem, HostFile
 
-if TYPE_CHECKING:
-    from .model import Profile
+Profile = TypeVar("Profile")
+"""What the cache holds: a model.Profile, which drops itself here when closed (so the cache
+names no class of its own)."""
 
 DECODE_SETTINGS = ("XPROF_WIDGETS_FRAMEWORK_ROWS",)
 """Environment variables the decoders read (the XSpace decoder's framework rows): a profile

@@ -1,11 +1,14 @@
-"""`open_profile`: from a path or URL to a decoded `Profile`, shared in the kernel; `close`."""
+"""Opening files here, in the kernel: from a path or URL to a decoded `Profile`, shared in the
+kernel (`open_local`), and one host of a run (`open_host`, what a Dask worker holds). The public
+`open_profile` (xprof_widgets/opening.py) picks this or a Dask cluster; this floor knows no Dask."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+
+import pandas as pd
 
 from ..errors import ProfileError
 from .cache import PROFILES, CacheKey, cache_key
@@ -15,30 +18,23 @@ from .model import Profile
 from .ranks import settle_ranks
 from .trace_data import HostTrace
 
-if TYPE_CHECKING:
-    from ..pod.profile import PodProfile
+
+@dataclass(frozen=True)
+class Chosen:
+    """The files an open reads: the run picked (newest unless named) and its hosts picked."""
+
+    path: str  # as the user gave it
+    fs: FileSystem
+    run: str | None
+    run_path: str
+    files: list[HostFile]
+    runs: pd.DataFrame  # every run found, for the suite's pickers
 
 
-def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
-                 host: str | Sequence[str] | None = None,
-                 client: Any = None) -> Profile | PodProfile:
-    """Opens a logdir, run directory, `.xplane.pb`, Chrome trace or fsspec URL.
-
-    A Chrome trace is any JSON file holding `{"traceEvents": [...]}` or an array of events,
-    gzipped or not, whatever its name (`trace.json`, `rank-0.json.gz`, `*.pt.trace.json`).
-
-    The newest run is opened unless `run` names one; every host of the run is opened unless
-    `host` picks one or several. An opened `Profile` is returned as it is, and so is the
-    kernel's profile of the same files while anything holds it: every widget and call on them
-    shares one decode (profile/cache.py) until a file changes or `xw.close` releases it.
-
-    With `client`, a `dask.distributed.Client`, every host is decoded on a Dask worker and stays
-    there: the result is a `PodProfile` (xprof_widgets.pod, docs/pod.md) and the kernel holds
-    only tables. Without it, a run too large for the kernel's memory is refused before decoding
-    (profile/memory_guard.py); reopening a profile the kernel holds costs nothing.
-    """
-    if isinstance(path, Profile) or _is_pod(path):
-        return path
+def choose(path: str | os.PathLike, run: str | None = None,
+           host: str | Sequence[str] | None = None) -> Chosen:
+    """The run and hosts `open_profile` reads; a run or host not there is a ProfileError that
+    lists those there are."""
     path = os.fspath(path)
     fs, runs = find_runs(path)
     chosen = runs[-1]
@@ -56,28 +52,24 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
             missing = sorted(set(wanted) - {f.host for f in files})
             raise ProfileError(f"{chosen.path}: no host {missing}; hosts: "
                                f"{', '.join(f.host for f in chosen.hosts)}.")
-    if client is not None:
-        from ..pod.profile import open_pod
-        return open_pod(client, files, source=path, run=chosen.run, runs=runs_table(runs))
-    runs_found = runs_table(runs)
+    return Chosen(path, fs, chosen.run, chosen.path, list(files), runs_table(runs))
 
+
+def open_local(chosen: Chosen) -> Profile:
+    """The chosen files decoded in the kernel, or the kernel's profile of the same files while
+    anything holds it (profile/cache.py); a run too large for the kernel's memory is refused
+    before decoding (profile/memory_guard.py)."""
     def decode() -> Profile:
-        check_memory(fs, files, chosen.path)
-        traces = [_decode(fs, f) for f in files]
-        if all(f.format == "chrome" for f in files):  # PyTorch's ranks, by their headers
-            traces = settle_ranks(traces, [host_name(f.path) for f in files])
-        return Profile(traces, source=path, run=chosen.run, runs=runs_found)
+        check_memory(chosen.fs, chosen.files, chosen.run_path)
+        traces = [_decode(chosen.fs, f) for f in chosen.files]
+        if all(f.format == "chrome" for f in chosen.files):  # PyTorch's ranks, by their headers
+            traces = settle_ranks(traces, [host_name(f.path) for f in chosen.files])
+        return Profile(traces, source=chosen.path, run=chosen.run, runs=chosen.runs)
 
-    profile = PROFILES.shared(cache_key(fs, files), decode)
+    profile = PROFILES.shared(cache_key(chosen.fs, chosen.files), decode)
     # A shared profile is labelled by its latest opening: the suite's pickers read these.
-    profile.source, profile.run, profile.runs = path, chosen.run, runs_found
+    profile.source, profile.run, profile.runs = chosen.path, chosen.run, chosen.runs
     return profile
-
-
-def close(profile: Profile | PodProfile) -> None:
-    """Releases an opened profile for good (`Profile.close`): the kernel drops its data now,
-    not when the last widget showing it goes, and the next open decodes the files again."""
-    profile.close()
 
 
 def open_host(file: HostFile) -> Profile:
@@ -95,11 +87,6 @@ def open_host(file: HostFile) -> Profile:
         return Profile([_decode(fs, file)], source=file.path)
 
     return PROFILES.shared(key, decode)
-
-
-def _is_pod(value: Any) -> bool:
-    pod = sys.modules.get("xprof_widgets.pod.profile")  # loaded by whoever made a PodProfile
-    return pod is not None and isinstance(value, pod.PodProfile)
 
 
 def _decode(fs: FileSystem, file: HostFile) -> HostTrace:

@@ -48,15 +48,36 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ProfileError
 
-if TYPE_CHECKING:
-    from .model import Profile
+
+class Profile(Protocol):
+    """What the engine reads of a profile. model.Profile is one; it answers `Profile.sql` with
+    `run_query`, so this module names the shape it reads rather than import the model back."""
+
+    start_ps: np.ndarray
+    duration_ps: np.ndarray
+    depth: np.ndarray
+    meta: np.ndarray
+    n_events: int
+    duration_us: float
+    tracks: pd.DataFrame
+    metadata: pd.DataFrame
+    hlo_modules: pd.DataFrame
+    events_per_meta_row: np.ndarray
+
+    def memo(self, key: tuple, build: Callable[[], Any]) -> Any: ...
+    def derive_rows(self) -> None: ...
+    def event_stats(self, event: int) -> dict[str, Any]: ...
+    def metadata_stats(self, event: int) -> dict[str, Any]: ...
+    def track_of(self, events: np.ndarray) -> np.ndarray: ...
+    def counter_values(self, events: np.ndarray) -> np.ndarray: ...
+
 
 ARGS_LIMIT = 100_000
 """Most slices whose stats one query may decode into `args`."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -41,9 +41,7 @@ from .memory_guard import (
 )
 from .ordering import GPU_PREFIX, GPU_STREAM_STRIDE, HOST_THREADS, is_derived_line
 from .threads import each_balanced, threads_for
-
-if TYPE_CHECKING:
-    from .xspace import XSpaceDetails
+from .xspace_details import XSpaceDetails
 
 T = TypeVar("T")
 _TENSOR_CORE = re.compile(r"/device:TPU:\d+")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,24 @@ from . import _lod
 
 if TYPE_CHECKING:
     from ..profile.model import Profile
-    from .index import TraceIndex
+    from .flows import FlowIndex
+
+
+class TraceIndex(Protocol):
+    """What details and aggregates read of a trace index. index.TraceIndex is one, and answers
+    its `details` and `aggregate` with this module, so this module names the shape it reads
+    rather than import the index back."""
+
+    profile: Profile
+    flows: FlowIndex
+    track_depths: np.ndarray
+    track_segment: np.ndarray
+    seg_start: np.ndarray
+    seg_list: np.ndarray
+    list_off: np.ndarray
+    list_len: np.ndarray
+    cuts: np.ndarray
+    perm: np.ndarray
 
 _JS_SAFE_INT = 2**53
 """JavaScript numbers hold integers exactly up to here; larger ids travel as strings."""

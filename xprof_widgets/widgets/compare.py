@@ -43,8 +43,8 @@ from ..analysis.compare import (
 from ..analysis.compare_rows import match_rows
 from ..analysis.input_pipeline import STEP_PARTS
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import columnar

@@ -27,8 +27,8 @@ from ..analysis.framework_op_stats import (
 )
 from ..analysis.kineto_operators import GROUPINGS as OPERATOR_GROUPINGS
 from ..analysis.kineto_operators import has_operators, operators
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 from ._pies import pie_item
 from ._table import CsvExport, columnar

@@ -32,8 +32,8 @@ from ..analysis.graph import (
 )
 from ..analysis.source import op_stack, op_stacks, source_answer, stack_text
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, handler
 from .graph_wire import encode_graph
 

@@ -19,8 +19,8 @@ import traitlets
 
 from ..analysis.hlo_stats import hlo_stats, op_metrics
 from ..analysis.roofline_model import TOTAL, RooflineModelAnalysis, analyze_roofline_model
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._pies import pie_item

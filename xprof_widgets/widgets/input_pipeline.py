@@ -30,8 +30,8 @@ from ..analysis.input_pipeline import (
 )
 from ..analysis.step_breakdown import CATEGORIES
 from ..analysis.steps import HOW_TO_MARK
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 

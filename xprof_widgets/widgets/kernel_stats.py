@@ -21,8 +21,8 @@ import traitlets
 
 from ..analysis.gpu_time import kernel_breakdown
 from ..analysis.kernel_stats import custom_call_kernels, kernel_stats
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 from ._pies import pie_item
 from ._table import CsvExport, columnar

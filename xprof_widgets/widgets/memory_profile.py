@@ -35,8 +35,8 @@ from ..analysis.memory_profile import (
     analyze_memory_profile,
 )
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import CsvExport, columnar

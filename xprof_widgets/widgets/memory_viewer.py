@@ -26,9 +26,9 @@ import traitlets
 
 from ..analysis.memory import MemoryAnalysis, analyze_memory, default_module, memory_spaces
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.hlo import HloModule
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ..profile.schema import MEMORY_SPACES
 from . import _charts
 from ._base import RequestWidget, handler, jsonable

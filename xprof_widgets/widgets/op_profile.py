@@ -20,8 +20,8 @@ import traitlets
 
 from ..analysis.op_profile import GROUPINGS, SORTS, OpProfileAnalysis, analyze_op_profile
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 

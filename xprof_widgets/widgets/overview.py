@@ -12,8 +12,8 @@ from ..analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview, time_breakdown
 from ..analysis.torch_step_breakdown import torch_step_breakdown
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, handler, jsonable
 from .input_pipeline import PARTS
 

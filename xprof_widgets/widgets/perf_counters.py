@@ -14,8 +14,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.perf_counters import analyze_perf_counters
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, handler
 from ._table import CsvExport, columnar
 

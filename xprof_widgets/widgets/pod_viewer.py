@@ -29,8 +29,8 @@ from ..analysis.pod_viewer import (
     analyze_pod_viewer,
 )
 from ..analysis.steps import HOW_TO_MARK
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from . import _charts
 from ._base import RequestWidget, handler, jsonable
 from ._table import CsvExport, columnar

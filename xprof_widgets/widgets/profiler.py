@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import tools as registry
 from ..errors import ProfileError
+from ..opening import open_profile
 from ..profile.model import Profile
-from ..profile.open import open_profile
 from ._base import RequestWidget, describe
 from ._reruns import ClosedOnRerun
 

@@ -24,8 +24,8 @@ import traitlets
 
 from ..analysis.source import event_stack, source_answer
 from ..analysis.trace_diff import is_kineto
+from ..opening import open_profile
 from ..profile.model import PS_PER_US, Profile
-from ..profile.open import open_profile
 from ..trace import (
     StringTracker,
     TraceIndex,
