@@ -22,6 +22,7 @@ _LAZY = {
     "Profiler": ".widgets.profiler",
     "compare": ".widgets.compare",
     "Compare": ".widgets.compare",
+    "TraceAnalysis": ".hta_face",
     **{t.name: t.module for t in TOOLS},
 }
 
@@ -42,6 +43,7 @@ __all__ = [
     "ProfileError",
     "Profiler",
     "RooflineModel",
+    "TraceAnalysis",
     "TraceViewer",
     "close",
     "compare",

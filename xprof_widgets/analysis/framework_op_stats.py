@@ -37,10 +37,12 @@ from .._native.intervals import self_times
 from ..errors import ProfileError
 from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
+from .gpu_peaks import GpuPeaks, profile_gpu_peaks
 from .hosts import host_parts
 from .kineto_ops import KinetoOps, kineto_op_part
 from .op_profile import IDLE, analyze_op_profile
 from .steps import stat_hits, track_events
+from .torch_flops import op_flops
 
 PS_PER_US = 1_000_000
 MAX_ROWS = 500
@@ -158,13 +160,14 @@ def _roofline(rows: pd.DataFrame, peaks: Peaks) -> pd.DataFrame:
     flops = rows["flops"].to_numpy(np.float64)
     model = rows["model_flops"].to_numpy(np.float64)
     moved = rows["bytes_accessed"].to_numpy(np.float64)
+    peak = rows["peak_flops"].to_numpy(np.float64) if "peak_flops" in rows else \
+        np.full(len(rows), peaks.flops)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(seconds > 0, flops / seconds, 0.0)
         model_rate = np.where(seconds > 0, model / seconds, 0.0)
         bandwidth = np.where(seconds > 0, moved / seconds, 0.0)
         intensity = np.where(moved > 0, flops / moved, 0.0)
-        flops_util = np.nan_to_num(rate / peaks.flops) if np.isfinite(peaks.flops) else \
-            np.zeros(len(rows))
+        flops_util = np.nan_to_num(rate / peak)
         hbm_util = np.nan_to_num(bandwidth / peaks.hbm_bandwidth) \
             if np.isfinite(peaks.hbm_bandwidth) else np.zeros(len(rows))
     bound = np.full(len(rows), "Unknown", dtype=object)
@@ -199,15 +202,52 @@ def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
 
 
 def _kineto(profile: Profile, parts: list[KinetoOps]) -> FrameworkOpStatsAnalysis:
-    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto_ops.py)."""
+    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto_ops.py), with
+    FLOPs and bytes from shapes (torch_flops.py) where the trace has them."""
     device_total = sum(p.device_total_ps for p in parts)
     host_total = sum(p.host_total_ps for p in parts)
     device = _combine([p.device for p in parts])
     host = _combine([p.host for p in parts])
+    gpu = profile_gpu_peaks(profile)
+    peaks = Peaks(math.nan, gpu.bandwidth) if gpu else Peaks()
+    try:
+        calls = op_flops(profile)
+    except Exception as exc:  # noqa: BLE001 - a derived column family: the rows stay
+        profile.warnings.append(f"{profile.source}: op FLOPs left out ({type(exc).__name__}: "
+                                f"{exc}).")
+        calls = None
+    if calls is not None and len(device):
+        device = _with_costs(device, calls[calls["device_self_ps"] > 0], gpu)
+    elif calls is not None:  # a CPU run: the ops computed on the host
+        host = _with_costs(host, calls, None)
     return FrameworkOpStatsAnalysis(
         _with_idle(device, device_total) if len(device) else device,
-        _with_idle(host, host_total) if len(host) else host, device_total, host_total, Peaks(),
+        _with_idle(host, host_total) if len(host) else host, device_total, host_total, peaks,
         "GPU" if len(device) else "", profile.source)
+
+
+def _with_costs(ops: pd.DataFrame, calls: pd.DataFrame, gpu: GpuPeaks | None) -> pd.DataFrame:
+    """Op rows with the summed FLOPs and bytes of their calls (PyTorch's ops count as their
+    own model: model FLOPs = FLOPs), and each row's peak FLOP rate for the dtype most of its
+    FLOPs ran in."""
+    if not len(calls):
+        return ops
+    flops = np.nan_to_num(calls["flops"].to_numpy(np.float64))
+    frame = pd.DataFrame({"operation": calls["operation"].to_numpy(), "flops": flops,
+                          "bytes": np.nan_to_num(calls["bytes"].to_numpy(np.float64)),
+                          "dtype": calls["peak_dtype"].to_numpy()})
+    sums = frame.groupby("operation", sort=False)[["flops", "bytes"]].sum()
+    dominant = frame.groupby(["operation", "dtype"], sort=False)["flops"].sum().reset_index() \
+        .sort_values("flops", ascending=False, kind="stable").drop_duplicates("operation") \
+        .set_index("operation")["dtype"]
+    ops = ops.copy()
+    name = ops["operation"]
+    ops["flops"] = name.map(sums["flops"]).fillna(0.0).to_numpy(np.float64)
+    ops["model_flops"] = ops["flops"]
+    ops["bytes_accessed"] = name.map(sums["bytes"]).fillna(0.0).to_numpy(np.float64)
+    if gpu is not None:
+        ops["peak_flops"] = [gpu.flops_for(str(d)) for d in name.map(dominant).tolist()]
+    return ops
 
 
 def host_framework_ops(profile: Profile) -> list[tuple[pd.DataFrame, int]]:

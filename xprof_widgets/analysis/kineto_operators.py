@@ -143,14 +143,10 @@ def _grouped(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def operator_part(profile: Profile, group_by: str) -> pd.DataFrame:
     """One host's part: sums per key of `group_by` (GROUPINGS) in ps, `eligible` per key."""
     keys = KEYS[group_by]
-    work = events_of(profile, DEVICE_WORK, "device")
-    events, track, start, end, _, own, category = host_self_times(profile)
-    is_op = np.isin(category, CPU_OPS)
-    ops, track, start, end, own = (a[is_op] for a in (events, track, start, end, own))
-    if not ops.shape[0] and not work.shape[0]:
+    found = _occurrences(profile)
+    if found is None:
         return pd.DataFrame()
-    names = profile.display_names[profile.meta[ops]].astype(object)
-    work_op, work_name = _work_ops(profile, work, ops, names)
+    ops, names, start, end, own, work, work_op, work_name, first, last = found
     duration = profile.duration_ps[work].astype(np.int64)
     use = _tensor_core_use(profile, work)
     mine = work_op >= 0
@@ -158,7 +154,6 @@ def operator_part(profile: Profile, group_by: str) -> pd.DataFrame:
     device_self = _per_op(work_op[mine], duration[mine], n)
     tc_self = _per_op(work_op[mine], np.where(use == YES, duration, 0)[mine], n)
     tc_unknown = _per_op(work_op[mine], np.where(use == UNKNOWN, duration, 0)[mine], n)
-    first, last = np.arange(n), _subtree_ends(track, start, end)
     name_eligible = np.fromiter((is_tensor_core_eligible(str(x)) for x in names.tolist()), bool, n)
     frame = pd.DataFrame({
         "operation": names, "calls": 1, "host_total_ps": end - start, "host_self_ps": own,
@@ -183,6 +178,37 @@ def operator_part(profile: Profile, group_by: str) -> pd.DataFrame:
             "tc_total_unknown_ps": np.where(u == UNKNOWN, d, 0), "eligible": u == YES,
             **{k: "" for k in keys[1:]}})], ignore_index=True)
     return _grouped(frame, keys)
+
+
+def _occurrences(profile: Profile) -> tuple[np.ndarray, ...] | None:
+    """Every cpu_op occurrence (outer before inner per thread: ops first..last-1 are an op and
+    the ops nested in it) and the GPU work, with the occurrence that launched each piece:
+    (ops, names, start, end, host self, work, work's op or -1, work's name, first, last);
+    None without either."""
+    work = events_of(profile, DEVICE_WORK, "device")
+    events, track, start, end, _, own, category = host_self_times(profile)
+    is_op = np.isin(category, CPU_OPS)
+    ops, track, start, end, own = (a[is_op] for a in (events, track, start, end, own))
+    if not ops.shape[0] and not work.shape[0]:
+        return None
+    names = profile.display_names[profile.meta[ops]].astype(object)
+    work_op, work_name = _work_ops(profile, work, ops, names)
+    first, last = np.arange(ops.shape[0]), _subtree_ends(track, start, end)
+    return ops, names, start, end, own, work, work_op, work_name, first, last
+
+
+def op_device_times(profile: Profile) -> tuple[np.ndarray, ...] | None:
+    """Per cpu_op occurrence of one host: (ops, names, host time, device self, device total,
+    last), times in ps: the GPU work it launched itself, and that of the ops nested in it too
+    (ops i+1..last-1); None without cpu_ops."""
+    found = _occurrences(profile)
+    if found is None or not found[0].shape[0]:
+        return None
+    ops, names, start, end, _, work, work_op, _, first, last = found
+    mine = work_op >= 0
+    duration = profile.duration_ps[work].astype(np.int64)
+    device_self = _per_op(work_op[mine], duration[mine], ops.shape[0])
+    return ops, names, end - start, device_self, _ranged(device_self, first, last), last
 
 
 def _work_ops(profile: Profile, work: np.ndarray, ops: np.ndarray, names: np.ndarray

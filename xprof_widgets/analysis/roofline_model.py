@@ -15,6 +15,14 @@ rows (`analysis/hlo_stats.py`):
 
 Steps come from the TPU cores' `Steps` lines: a step's ops are the ops that start within its
 span on their core, its time is the slowest core's step time on every core (XProf's step time).
+
+PyTorch (Kineto) traces have their own part behind the same columns (`_kineto`): the op rows
+are the outermost op calls with FLOPs from shapes (torch_flops.py) that ran GPU work,
+one row per op and tensor inputs (the `operation` is the call's signature, the `category` its
+family), their time the GPU work they and the calls nested in them launched; the program is
+the sum of those over the GPUs' time (Framework Op Stats' device time). Peaks come from the
+GPU's name (gpu_peaks.py): each op is held to the peak of its dtype, the program and the chart's
+compute roof to the dtype most FLOPs ran in.
 """
 
 from __future__ import annotations
@@ -25,9 +33,12 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
-from .hlo_stats import MEMORIES, DevicePeaks, op_metrics, rates
+from .framework_op_stats import analyze_framework_op_stats
+from .gpu_peaks import gpu_peaks, profile_gpu_peaks
+from .hlo_stats import MEMORIES, DevicePeaks, hlo_stats_available, op_metrics, rates
 from .hosts import host_parts
 from .steps import find_steps, track_events
+from .torch_flops import op_flops
 
 PS_PER_US = 1_000_000
 MAX_OPS = 1000
@@ -88,6 +99,8 @@ def analyze_roofline_model(profile: Profile) -> RooflineModelAnalysis:
 
 
 def _analyze(profile: Profile) -> RooflineModelAnalysis:
+    if not hlo_stats_available(profile) and len(_kineto_calls(profile)):
+        return _kineto(profile)
     ops, analysis, peaks = op_metrics(profile)
     ops = ops[ops["occurrences"] > 0].reset_index(drop=True)
     total_ps = float(analysis.total_time_ps)
@@ -104,6 +117,62 @@ def _analyze(profile: Profile) -> RooflineModelAnalysis:
             parts += [_program(s, t, str(step), with_feeds, peaks) for step, s, t in per_step]
     table = pd.concat(parts, ignore_index=True)
     return RooflineModelAnalysis(table[COLUMNS], peaks, len(per_step))
+
+
+def _kineto_calls(profile: Profile) -> pd.DataFrame:
+    """The PyTorch op calls the roofline draws: outermost, with FLOPs, that ran GPU work
+    (copies and fills are left out: their time is often a transfer from or to the host)."""
+    calls = op_flops(profile)
+    computes = np.nan_to_num(calls["flops"].to_numpy(np.float64)) > 0
+    return calls[computes & calls["outermost"].to_numpy(bool)
+                 & (calls["device_total_ps"].to_numpy(np.float64) > 0)]
+
+
+def _kineto(profile: Profile) -> RooflineModelAnalysis:
+    """The Kineto part (see the module doc): one program row (Total) and the op rows."""
+    calls = _kineto_calls(profile)
+    gpu = profile_gpu_peaks(profile) or gpu_peaks(None)  # no deviceProperties: no roofs
+    gpus = int((profile.built_tracks["section_kind"] == "device").groupby(
+        profile.built_tracks["section_id"]).any().sum())
+    flops = np.nan_to_num(calls["flops"].to_numpy(np.float64))
+    frame = pd.DataFrame({
+        "name": calls["signature"].to_numpy(), "category": calls["family"].to_numpy(),
+        "peak_dtype": calls["peak_dtype"].to_numpy(), "flops": flops,
+        "bytes_accessed": np.nan_to_num(calls["bytes"].to_numpy(np.float64)),
+        "time_ps": calls["device_total_ps"].to_numpy(np.float64)})
+    ops = frame.groupby(["name", "category", "peak_dtype"], sort=False).agg(
+        occurrences=("time_ps", "size"), time_ps=("time_ps", "sum"), flops=("flops", "sum"),
+        bytes_accessed=("bytes_accessed", "sum")).reset_index()
+    ops = ops.assign(self_time_ps=ops["time_ps"], model_flops=ops["flops"],
+                     hbm_bytes=ops["bytes_accessed"], program_id="", source="",
+                     has_breakdown=False, known_cost=True,
+                     **{f"{r}_bytes": 0.0 for r in MEMORIES if r != "hbm"})
+    by_dtype = ops.groupby("peak_dtype")["flops"].sum().sort_values(ascending=False)
+    dominant = str(by_dtype.index[0]) if len(by_dtype) else ""
+
+    def held_to(dtype: str) -> DevicePeaks:
+        peak = gpu.flops_for(dtype)
+        label = f"{gpu.name}, {dtype} peak" if np.isfinite(peak) else gpu.name
+        return DevicePeaks("GPU", label, max(gpus, 1), peak if np.isfinite(peak) else 0.0,
+                           gpu.bandwidth if np.isfinite(gpu.bandwidth) else 0.0)
+
+    peaks = held_to(dominant)
+    total_ps = float(analyze_framework_op_stats(profile).device_total_ps)
+    parts = []
+    for with_feeds in (True, False):  # PyTorch has no infeed or outfeed: the same rows twice
+        parts.append(_program(ops, total_ps, TOTAL, with_feeds, peaks))
+        rows = pd.concat([_records(group, held_to(str(dtype)), TOTAL, with_feeds, total_ps, 1)
+                          for dtype, group in ops.groupby("peak_dtype", sort=False)],
+                         ignore_index=True)
+        rows = rows.sort_values(["total_self_time_us", "operation"], ascending=[False, True],
+                                kind="stable").head(MAX_OPS).reset_index(drop=True)
+        share = rows["total_self_time_us"].to_numpy(np.float64) * PS_PER_US / total_ps * 100 \
+            if total_ps else np.zeros(len(rows))
+        rows["rank"] = np.arange(1, len(rows) + 1)
+        rows["total_self_time_pct"] = share
+        rows["cumulative_total_self_time_pct"] = np.cumsum(share)
+        parts.append(rows)
+    return RooflineModelAnalysis(pd.concat(parts, ignore_index=True)[COLUMNS], peaks, 0)
 
 
 def _program(ops: pd.DataFrame, total_ps: float, step: str, with_feeds: bool,
@@ -248,7 +317,8 @@ def step_tally(profile: Profile) -> tuple[pd.DataFrame, pd.Series, int] | None:
 
 
 def roofline_model_available(profile: Profile) -> bool:
-    """Whether the profile has TPU or GPU ops (XProf draws no roofline for CPU runs)."""
-    from .hlo_stats import hlo_stats_available
-
-    return hlo_stats_available(profile) and op_metrics(profile)[2].kind in ("TPU", "GPU")
+    """Whether the profile has TPU or GPU ops (XProf draws no roofline for CPU runs), or is a
+    PyTorch trace whose GPU ran ops with FLOPs or bytes from shapes."""
+    if hlo_stats_available(profile):
+        return op_metrics(profile)[2].kind in ("TPU", "GPU")
+    return bool(len(_kineto_calls(profile)))
