@@ -1,0 +1,325 @@
+"""`xw.TraceAnalysis`, HTA's interface, against Holistic Trace Analysis 0.5 run live.
+
+Every Kineto trace of tests/data/public whose events name a stream (test_hta_parity.TRACES),
+and the two ranks of one job (`hta/trace_filter`), are copied into a directory and loaded by
+HTA's TraceAnalysis, as HTA's tests load theirs; each method of ours must answer with HTA's
+columns and numbers once the named rules of docs/from_hta.md are applied:
+
+- WHOLE_MICROSECONDS (test_hta_parity): on a trace with fractional times HTA rounds every event
+  inward; the test rounds our rank tables as HTA does and runs our analyses on them;
+- INSTANT_ORDER: HTA's queue length and bandwidth series sort their steps by time with an
+  unstable sort, so several steps at one instant come in any order; ours put launches before
+  kernels (a copy's end before another's start). The series are compared by the value after
+  each instant, and the summaries (which count every step) on streams without such an instant;
+- FLOAT_SUM_ORDER: bandwidths are float sums in another order: equal to 1e-9 relative;
+- ONE_ROW_PER_STREAM: HTA's blocked-on-full-queue keeps one stream per rank (the last whose
+  queue filled, in its order); ours lists each; HTA's row must be one of ours;
+- the breakdowns' rules (test_hta_parity): compared on traces that need none of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import warnings
+from functools import cache
+from pathlib import Path
+
+import hta.trace_analysis as hta_analysis
+import numpy as np
+import pandas as pd
+import pytest
+from test_hta_parity import (
+    CORPUS,
+    CPU_ONLY,
+    IDS,
+    TRACES,
+    WHOLE_US,
+    _read,
+    has_fractional_times,
+    host_stream_events,
+    hta_interval_us,
+)
+
+import xprof_widgets as xw
+from xprof_widgets.hta_face import breakdowns, launches, memory_bw
+from xprof_widgets.hta_face.events import rank_tables
+
+QUEUE_CAP = 4
+"""A queue length small enough that the corpus' queues reach it (CUDA's own cap is 1024)."""
+
+
+@cache
+def hta_run(*paths: Path) -> dict:
+    """Every answer of HTA's TraceAnalysis on these files as one job's directory, for all its
+    ranks, and its clock's origin (`min_ts`)."""
+    tmp = Path(tempfile.mkdtemp(prefix="hta_face_"))
+    try:
+        for path in paths:
+            shutil.copy(path, tmp / path.name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.disable(logging.CRITICAL)
+            try:
+                a = hta_analysis.TraceAnalysis(trace_dir=str(tmp))
+                ranks = sorted(a.t.traces)
+                queues = a.get_queue_length_time_series(ranks=ranks)
+                out = {
+                    "ranks": ranks, "min_ts": a.t.min_ts,
+                    "temporal": a.get_temporal_breakdown(visualize=False),
+                    "overlap": a.get_comm_comp_overlap(visualize=False),
+                    "idle": a.get_idle_time_breakdown(ranks=ranks, visualize=False)[0],
+                    "kernels": a.get_gpu_kernel_breakdown(visualize=False),
+                    "launch": a.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False),
+                    "launch_kernels_only": a.get_cuda_kernel_launch_stats(
+                        ranks=ranks, visualize=False, include_memory_events=False),
+                    "queue": {r: q.copy() for r, q in queues.items()},
+                    "queue_summary": a.get_queue_length_summary(ranks=ranks),
+                    "blocked": a.get_time_spent_blocked_on_full_queue(queues, QUEUE_CAP),
+                    "bandwidth": a.get_memory_bw_time_series(ranks=ranks),
+                    "bandwidth_summary": a.get_memory_bw_summary(ranks=ranks),
+                    "annotations_gpu": a.get_gpu_user_annotation_breakdown(visualize=False),
+                    "annotations_cpu": a.get_gpu_user_annotation_breakdown(
+                        use_gpu_annotation=False, visualize=False),
+                }
+            finally:
+                logging.disable(logging.NOTSET)
+    finally:
+        shutil.rmtree(tmp)
+    return out
+
+
+def tables_as_hta_sees(path: Path, hta: dict) -> dict[int, pd.DataFrame]:
+    """WHOLE_MICROSECONDS on our rank table of a one-file trace: each event rounded as HTA
+    rounds it, on HTA's clock (its origin, `min_ts`, subtracted)."""
+    profile, doc = xw.open_profile(path), _read(path)
+    (rank, table), = rank_tables(profile).items()
+    index = table["index"].to_numpy()
+    start = profile.start_ps[index]
+    lo, hi = hta_interval_us(profile, doc, start, start + profile.duration_ps[index])
+    origin = hta["min_ts"]
+    return {rank: table.assign(ts=(lo - origin).astype(np.float64),
+                               end=(hi - origin).astype(np.float64),
+                               dur=(hi - lo).astype(np.float64))}
+
+
+# ---- comparisons ---------------------------------------------------------------------------------
+def assert_launches_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
+    assert list(ours.columns) == list(hta.columns)
+    key = ["correlation", "cpu_duration", "gpu_duration", "launch_delay"]
+    mine = ours.sort_values(key).to_numpy(np.float64)
+    theirs = hta.sort_values(key).to_numpy(np.float64)
+    np.testing.assert_array_equal(mine, theirs)
+
+
+def after_each_instant(series: pd.DataFrame, by: str, value: str) -> pd.Series:
+    """INSTANT_ORDER: a step series' value after each of its instants."""
+    return series.groupby([by, "ts"])[value].last()
+
+
+def tied(series: pd.DataFrame, by: str) -> set:
+    """The `by` values (streams, kinds of copy) with several steps at one instant."""
+    counts = series.groupby([by, "ts"]).size()
+    return set(counts[counts > 1].index.get_level_values(0))
+
+
+def assert_queues_equal(ours: dict, hta: dict, summary: pd.DataFrame | None,
+                        hta_summary: pd.DataFrame | None) -> None:
+    assert sorted(ours) == sorted(hta)
+    skip = set()
+    for rank, steps in hta.items():
+        assert list(ours[rank].columns) == list(steps.columns)
+        mine = after_each_instant(ours[rank], "stream", "queue_length")
+        theirs = after_each_instant(steps, "stream", "queue_length")
+        theirs.index = theirs.index.set_levels(theirs.index.levels[1].astype(np.float64),
+                                               level=1)
+        pd.testing.assert_series_equal(mine, theirs, check_dtype=False, check_names=False,
+                                       check_index_type=False)
+        skip |= {(rank, s) for s in tied(steps, "stream") | tied(ours[rank], "stream")}
+    if hta_summary is None:
+        assert summary is None
+        return
+    assert summary.columns.tolist() == hta_summary.columns.tolist()
+    assert summary.index.tolist() == sorted(hta_summary.index.tolist())
+    shared = [k for k in summary.index if k not in skip]
+    pd.testing.assert_frame_equal(summary.loc[shared], hta_summary.loc[shared],
+                                  check_dtype=False, check_names=False, check_index_type=False)
+    counts = ("queue_length", "count")
+    assert summary[counts].equals(hta_summary.loc[summary.index, counts])
+
+
+def assert_blocked_equal(ours: pd.DataFrame, hta: pd.DataFrame, skip: set) -> None:
+    """ONE_ROW_PER_STREAM: each of HTA's rows is ours for that rank and stream."""
+    assert list(ours.columns) == list(hta.columns)
+    mine = ours.set_index(["rank", "stream"])
+    for row in hta.itertuples(index=False):
+        if (row.rank, row.stream) in skip:
+            continue
+        got = mine.loc[(row.rank, row.stream)]
+        assert got["duration_at_max_queue_length"] == row.duration_at_max_queue_length
+        assert np.isclose(got["relative_duration_at_max_queue_length"],
+                          row.relative_duration_at_max_queue_length, rtol=1e-12, atol=0)
+
+
+def assert_bandwidth_equal(ours: dict, hta: dict, summary: pd.DataFrame | None,
+                           hta_summary: pd.DataFrame | None) -> None:
+    assert sorted(ours) == sorted(hta)
+    skip = set()
+    for rank, steps in hta.items():
+        assert list(ours[rank].columns) == list(steps.columns)
+        mine = after_each_instant(ours[rank], "name", "memory_bw_gbps")
+        theirs = after_each_instant(steps.astype({"name": object}), "name", "memory_bw_gbps")
+        assert mine.index.tolist() == theirs.index.tolist()
+        np.testing.assert_allclose(mine.to_numpy(), theirs.to_numpy(), rtol=1e-9, atol=1e-9)
+        skip |= {(rank, n) for n in tied(steps, "name") | tied(ours[rank], "name")}
+    if hta_summary is None:
+        assert summary is None
+        return
+    shared = [k for k in hta_summary.index if k not in skip]
+    np.testing.assert_allclose(summary.loc[shared].to_numpy(np.float64),
+                               hta_summary.loc[shared].to_numpy(np.float64), rtol=1e-9)
+
+
+def assert_stats_equal(ours: pd.DataFrame | None, hta: pd.DataFrame | None, keys: list[str]
+                       ) -> None:
+    """Per-name statistics tables (kernels, annotations): same rows, same microseconds."""
+    if hta is None:
+        assert ours is None
+        return
+    assert list(ours.columns) == list(hta.columns)
+    mine = ours.astype({"name": object}).sort_values(keys).reset_index(drop=True)
+    theirs = hta.astype({"name": object}).sort_values(keys).reset_index(drop=True)
+    assert mine[keys].astype(str).equals(theirs[keys].astype(str))
+    numbers = [c for c in mine.columns if c not in keys]
+    np.testing.assert_allclose(mine[numbers].to_numpy(np.float64),
+                               theirs[numbers].to_numpy(np.float64), rtol=1e-12, atol=1e-9)
+
+
+def assert_rank_tables_equal(tables: dict[int, pd.DataFrame], hta: dict, path_id: str,
+                             check_kernels: bool = True) -> None:
+    """Every per-event analysis on our rank tables against HTA's answers."""
+    for rank in hta["ranks"]:
+        assert_launches_equal(launches.launch_stats(tables[rank], True), hta["launch"][rank])
+        assert_launches_equal(launches.launch_stats(tables[rank], False),
+                              hta["launch_kernels_only"][rank])
+    queues = {r: q for r in hta["ranks"] if (q := launches.queue_length(tables[r])) is not None}
+    assert_queues_equal(queues, hta["queue"], launches.queue_summary(queues),
+                        hta["queue_summary"])
+    durations = {r: float(tables[r]["ts"].max() - tables[r]["ts"].min()) for r in queues}
+    skip = {(r, s) for r in queues for s in tied(queues[r], "stream") | tied(hta["queue"][r],
+                                                                         "stream")}
+    assert_blocked_equal(launches.blocked_on_full_queue(queues, durations, QUEUE_CAP),
+                         hta["blocked"], skip)
+    series = {r: s for r in hta["ranks"]
+              if (s := memory_bw.bandwidth_series(tables[r])) is not None}
+    assert_bandwidth_equal(series, hta["bandwidth"], memory_bw.bandwidth_summary(series),
+                           hta["bandwidth_summary"])
+    for use_gpu, key in ((True, "annotations_gpu"), (False, "annotations_cpu")):
+        assert_stats_equal(breakdowns.user_annotations(tables, use_gpu, 0.8, 1000, None),
+                           hta[key], ["rank", "name"])
+    if check_kernels:
+        assert_stats_equal(breakdowns.kernel_stats(tables, True, 0.8, 10), hta["kernels"][1],
+                           ["kernel_type", "name", "rank"])
+
+
+# ---- the tests -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", TRACES, ids=IDS)
+def test_per_event_analyses_equal_hta(path):
+    """Launch stats, queue length (series, summary, time at a full queue), copy bandwidth
+    (series, summary), user annotations (GPU and CPU) and the per-kernel table, on our rank
+    table rounded as HTA rounds it (WHOLE_MICROSECONDS). HOST_STREAM_ARG: where HTA counts a
+    host event naming a stream as a kernel, its per-kernel table has that event; not compared."""
+    hta = hta_run(path)
+    tables = tables_as_hta_sees(path, hta)
+    assert_rank_tables_equal(tables, hta, str(path),
+                             check_kernels=not host_stream_events(_read(path)))
+
+
+@pytest.mark.parametrize("path", WHOLE_US, ids=[str(p.relative_to(CORPUS)) for p in WHOLE_US])
+def test_face_answers_as_hta_does(path):
+    """On whole-microsecond traces that need no breakdown rule, the face itself (not its parts)
+    answers every method as HTA does: same columns, same numbers, same rounding."""
+    hta = hta_run(path)
+    face = xw.TraceAnalysis(trace_dir=path)
+    assert_face_equal(face, hta)
+
+
+def test_ranks_of_one_job():
+    """Two rank files in one directory (trace_dir), and the same two by `trace_files`."""
+    folder = CORPUS / "hta" / "trace_filter"
+    paths = sorted(folder.glob("*.json.gz"))
+    hta = hta_run(*paths)
+    assert hta["ranks"] == [0, 1]
+    assert_face_equal(xw.TraceAnalysis(trace_dir=folder), hta)
+    named = xw.TraceAnalysis(trace_files={0: paths[0].name, 1: paths[1].name},
+                             trace_dir=str(folder))
+    assert sorted(rank_tables(named.profile)) == [0, 1]
+    assert_face_equal(named, hta)
+
+
+def assert_face_equal(face: xw.TraceAnalysis, hta: dict) -> None:
+    ranks = hta["ranks"]
+    pd.testing.assert_frame_equal(face.get_temporal_breakdown(visualize=False),
+                                  hta["temporal"], check_dtype=False)
+    pd.testing.assert_frame_equal(face.get_comm_comp_overlap(visualize=False), hta["overlap"],
+                                  check_dtype=False)
+    idle, stats = face.get_idle_time_breakdown(ranks=ranks, visualize=False)
+    assert stats is None
+    keys = ["rank", "stream", "idle_category"]
+    both = idle.merge(hta["idle"].astype({"idle_category": object}), on=keys, how="left")
+    extra = both["idle_time_y"].isna()  # ALL_IDLE_CATEGORIES: ours lists every category
+    assert (both.loc[extra, "idle_time_x"] == 0).all()
+    assert len(both) - extra.sum() == len(hta["idle"])
+    assert both.loc[~extra, "idle_time_x"].tolist() == both.loc[~extra, "idle_time_y"].tolist()
+    np.testing.assert_array_equal(both.loc[~extra, "idle_time_ratio_x"].to_numpy(np.float64),
+                                  both.loc[~extra, "idle_time_ratio_y"].to_numpy(np.float64))
+    kinds, per_kernel = face.get_gpu_kernel_breakdown(visualize=False)
+    theirs = hta["kernels"][0]
+    theirs = theirs[theirs["sum"] > 0].reset_index(drop=True)  # NO_EMPTY_TYPES
+    assert list(kinds.columns) == list(theirs.columns)
+    assert kinds["kernel_type"].tolist() == theirs["kernel_type"].tolist()
+    np.testing.assert_array_equal(kinds[["sum", "percentage"]].to_numpy(np.float64),
+                                  theirs[["sum", "percentage"]].to_numpy(np.float64))
+    assert_stats_equal(per_kernel, hta["kernels"][1], ["kernel_type", "name", "rank"])
+    launch = face.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+    for rank in ranks:
+        assert_launches_equal(launch[rank], hta["launch"][rank])
+    queues = face.get_queue_length_time_series(ranks=ranks)
+    assert_queues_equal(queues, hta["queue"], face.get_queue_length_summary(ranks=ranks),
+                        hta["queue_summary"])
+    skip = {(r, s) for r in queues for s in tied(queues[r], "stream") | tied(hta["queue"][r],
+                                                                         "stream")}
+    assert_blocked_equal(face.get_time_spent_blocked_on_full_queue(queues, QUEUE_CAP),
+                         hta["blocked"], skip)
+    assert_bandwidth_equal(face.get_memory_bw_time_series(ranks=ranks), hta["bandwidth"],
+                           face.get_memory_bw_summary(ranks=ranks), hta["bandwidth_summary"])
+    assert_stats_equal(face.get_gpu_user_annotation_breakdown(visualize=False),
+                       hta["annotations_gpu"], ["rank", "name"])
+    assert_stats_equal(face.get_gpu_user_annotation_breakdown(use_gpu_annotation=False,
+                                                              visualize=False),
+                       hta["annotations_cpu"], ["rank", "name"])
+
+
+@pytest.mark.parametrize("path", CPU_ONLY[:3], ids=[p.name for p in CPU_ONLY[:3]])
+def test_cpu_only_traces(path):
+    """NO_GPU_WORK: a CPU-only trace answers with empty tables, no launches, no queues."""
+    face = xw.TraceAnalysis(trace_dir=path)
+    assert face.get_temporal_breakdown(visualize=False).empty
+    assert face.get_queue_length_time_series() == {}
+    assert face.get_memory_bw_time_series() == {}
+    assert face.get_cuda_kernel_launch_stats(visualize=False)[0].empty
+
+
+def test_fractional_traces_are_rounded_only_in_the_test():
+    """WHOLE_MICROSECONDS matters: on nccl_data the face keeps fractional microseconds."""
+    path = CORPUS / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+    assert has_fractional_times(_read(path))
+    launch = xw.TraceAnalysis(trace_dir=path).get_cuda_kernel_launch_stats(visualize=False)[0]
+    assert (launch["gpu_duration"] % 1 != 0).any()
+
+
+def test_unknown_rank_is_named():
+    face = xw.TraceAnalysis(trace_dir=TRACES[0])
+    with pytest.raises(ValueError, match="no trace of rank"):
+        face.get_cuda_kernel_launch_stats(ranks=[7], visualize=False)

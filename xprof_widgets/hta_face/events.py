@@ -1,0 +1,101 @@
+"""One rank's events as Holistic Trace Analysis (HTA) holds them, built from our columns.
+
+HTA's analyses group and join one table per rank: every timed event with a category (but the
+profiler's own span, category `Trace`) with its `ts`, `dur`, name,
+category, `stream` (-1 on the host) and `correlation` (-1 without). In a trace of two or more
+profiler steps HTA keeps only what ran before the last step began (the last step is often cut
+off): host events that start before it, and the GPU work their calls launched
+(analysis/gpu_time.py finds that work for the breakdowns; it is reused here). The table is
+made from the decoded columns in a few numpy passes: no event is visited in Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.gpu_time import STEP_MARK, gpu_work_streams
+from ..analysis.hosts import host_parts
+from ..analysis.kineto import events_of, int_stat, meta_categories, rank_of
+from ..profile.model import PS_PER_US, Profile
+
+COLUMNS = ["index", "ts", "dur", "end", "name", "cat", "stream", "correlation", "pid",
+           "memory_bw_gbps"]
+"""`index`: the event's id in its host's profile; times in microseconds from the
+earliest event kept on any rank; `pid`: the GPU's device number for GPU work (Kineto's `device` arg), -1 on the host;
+`memory_bw_gbps`: a copy's or memset's `memory bandwidth (GB/s)` arg (NaN elsewhere)."""
+BANDWIDTH_ARG = "memory bandwidth (GB/s)"
+
+
+def last_step_start(profile: Profile) -> int | None:
+    """Where the last profiler step begins (ps), or None in a trace of fewer than two steps:
+    HTA's cut for what it analyses."""
+    names = profile.metadata["name"].to_numpy(dtype=object)
+    steps = np.flatnonzero([STEP_MARK in str(n) for n in names])
+    if np.unique(names[steps]).shape[0] < 2:
+        return None
+    work, _ = gpu_work_streams(profile)
+    marks = np.flatnonzero(np.isin(profile.meta, steps))
+    marks = marks[~np.isin(marks, work)]
+    return int(profile.start_ps[marks].max())
+
+
+def host_events(profile: Profile) -> pd.DataFrame:
+    """One host's events as HTA's table (COLUMNS), host events first, each side by start
+    (a per-host part: analysis/hosts.py)."""
+    categories = meta_categories(profile)
+    calls = events_of(profile, set(categories.tolist()) - {"", "Trace"}, "host")
+    cut = last_step_start(profile)
+    if cut is not None:
+        calls = calls[profile.start_ps[calls] < cut]
+    work, streams = gpu_work_streams(profile)
+    events = np.concatenate([calls, work]).astype(np.int64)
+    has_corr, correlation = int_stat(profile, events, "correlation")
+    has_device, device = int_stat(profile, work, "device")
+    names, name_code = np.unique(profile.metadata["name"].to_numpy(dtype=str),
+                                 return_inverse=True)
+    cats, cat_code = np.unique(categories.astype(str), return_inverse=True)
+    rows = profile.meta[events]
+    start = profile.start_ps[events]
+    end = start + profile.duration_ps[events]
+    return pd.DataFrame({
+        "index": events,
+        "ts": start / PS_PER_US,
+        "dur": (end - start) / PS_PER_US,
+        "end": end / PS_PER_US,
+        "name": pd.Categorical.from_codes(name_code.reshape(-1)[rows], categories=names),
+        "cat": pd.Categorical.from_codes(cat_code.reshape(-1)[rows], categories=cats),
+        "stream": np.concatenate([np.full(calls.shape[0], -1, np.int64), streams]),
+        "correlation": np.where(has_corr, correlation, -1),
+        "pid": np.concatenate([np.full(calls.shape[0], -1, np.int64),
+                               np.where(has_device, device, 0)]),
+        "memory_bw_gbps": np.concatenate([np.full(calls.shape[0], np.nan),
+                                          _floats(profile.stat_column(work, BANDWIDTH_ARG))]),
+    }, columns=COLUMNS)
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """An arg column as float64, NaN where absent."""
+    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(np.float64)
+
+
+def rank_tables(profile: Profile) -> dict[int, pd.DataFrame]:
+    """Every rank's table (host_events), by rank, memoized. One rank per host file, its rank
+    from the trace header (analysis/kineto.rank_of). As in HTA, the ranks share one clock
+    whose 0 is the earliest event any of them kept."""
+    def build() -> dict[int, pd.DataFrame]:
+        parts = host_parts(profile, _ranked_events)
+        shifts = [p.part[1]["ts"].min() + p.shift_ps / PS_PER_US for p in parts
+                  if len(p.part[1])]
+        origin = min(shifts, default=0.0)
+        out = {}
+        for part in parts:
+            rank, frame = part.part
+            shift = part.shift_ps / PS_PER_US - origin
+            out[rank] = frame.assign(ts=frame["ts"] + shift, end=frame["end"] + shift)
+        return dict(sorted(out.items()))
+    return profile.memo(("hta_face", "rank_tables"), build)
+
+
+def _ranked_events(profile: Profile) -> tuple[int, pd.DataFrame]:
+    return rank_of(profile), host_events(profile)
