@@ -46,7 +46,7 @@ def fusion() -> Comparison:
 
 def test_a_faster_loader_makes_every_step_faster_by_its_input_time(loader):
     steps = loader.steps()
-    assert len(steps) == 6 and set(steps["status"]) == {"faster"}
+    assert len(steps) == 4 and set(steps["status"]) == {"faster"}  # 6 found; XProf counts 4
     # The loader slept 30 ms vs 2 ms: the input wait fell by ~28 ms a step, compute stayed put.
     assert (steps["input_before_us"] - steps["input_after_us"]).between(25_000, 31_000).all()
     breakdown = loader.step_breakdown().set_index("part")

@@ -134,6 +134,11 @@ class Comparison:
                                f"times cannot be compared.\n{HOW_TO_MARK}")
         return steps
 
+    def _steps_found(self, run: Run) -> int:
+        """The steps of a run's op table: every step found, counted by XProf's rule or not."""
+        self._step_table(run)  # a run without steps is refused
+        return len(analyze_input_pipeline(run.profile).step_markers.table)
+
     def steps(self) -> pd.DataFrame:
         """One row per step position: each run's step number, time and breakdown (us), the
         change and its status (`added` / `removed` where one run has more steps)."""
@@ -244,7 +249,7 @@ class Comparison:
         strict, structural = zip(*[_fingerprints(analysis, i, row) for i, row in ops.iterrows()],
                                  strict=True) if len(ops) else ((), ())
         ops["strict"], ops["structural"] = list(strict), list(structural)
-        scale = 1.0 / len(self._step_table(run)) if per_step else 1.0
+        scale = 1.0 / self._steps_found(run) if per_step else 1.0
         grouped = ops.groupby(["program", "name"], sort=False).agg(
             category=("category", "first"), framework_op=("framework_op", "first"),
             time_us=("time_us", "sum"), occurrences=("occurrences", "sum"),
