@@ -82,6 +82,8 @@ export function readTheme(el, ctx) {
   theme.summary = theme.dark ? "rgba(144, 164, 174, 0.75)" : "rgba(84, 110, 122, 0.6)";
   theme.mark = theme.dark ? "rgba(255, 214, 0, 0.16)" : "rgba(255, 193, 7, 0.20)";
   theme.markEdge = theme.dark ? "#ffd600" : "#f9a825";
+  theme.bookmark = theme.dark ? "#ef6c00" : "#e65100";
+  theme.bookmarkBand = theme.dark ? "rgba(239, 108, 0, 0.10)" : "rgba(230, 81, 0, 0.07)";
   theme.box = theme.dark ? "rgba(100, 181, 246, 0.18)" : "rgba(25, 118, 210, 0.12)";
   theme.grid = theme.dark ? "rgba(255, 255, 255, 0.06)" : "rgba(0, 0, 0, 0.06)";
   theme.sectionBg = theme.dark ? "rgba(255, 255, 255, 0.05)" : "rgba(0, 0, 0, 0.035)";

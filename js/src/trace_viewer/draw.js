@@ -1,6 +1,7 @@
 // Canvas2D drawing of one frame: axis, section and track labels, slices (merged runs hatched),
-// counters, collapsed-section summaries, flows, selection and marks. Text only through fillText.
-import { AXIS_H, DEPTH_H, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
+// counters, collapsed-section summaries, flows, selection, marks and bookmarks. The pinned rows
+// are an area of their own above the scrolled ones. Text only through fillText.
+import { AXIS_H, DEPTH_H, LABEL_BUTTON, SECTION_H, TRACK_PAD, depthCenter, firstRowBelow } from "./layout.js";
 import { PALETTE_SIZE } from "./colors.js";
 import { signatureForms } from "../lib/names.js";
 import { fitLabel } from "./labels.js";
@@ -87,7 +88,8 @@ export class Renderer {
   /**
    * Draw `f` (see TraceView.draw): {ctx, width, height, dpr, theme, view, scrollY, layout,
    * layers and unknown (held.js heldLayers), names, selection, hover, mark, box, zoomBox, flows,
-   * trackSection, labelW, hits ({names: Uint8Array by name id, tracks: Set} or null), stats}.
+   * trackSection, labelW, hits ({names: Uint8Array by name id, tracks: Set} or null),
+   * bookmarks ([{name, start_us, end_us}]), stats}.
    */
   draw(f) {
     const { ctx, width, height, theme } = f;
@@ -104,52 +106,145 @@ export class Renderer {
     const pxPerUs = (tl.x1 - tl.x0) / span;
     const xOf = (us) => tl.x0 + (us - f.view.start) * pxPerUs;
     const axis = ticks(f.view.start, f.view.end, tl.x1 - tl.x0, 110);
+    // Pinned rows (first in the layout, pinnedH high) stay under the axis; the others scroll
+    // below them.
     const rows = f.layout.rows;
-    const first = firstRowBelow(rows, f.scrollY);
-    const visible = [];
-    for (let i = first; i < rows.length && rows[i].y - f.scrollY < tl.y1 - tl.y0; i++) visible.push(rows[i]);
-    const yOf = (row) => tl.y0 + row.y - f.scrollY;
+    const pinnedH = Math.min(f.layout.pinnedH ?? 0, tl.y1 - tl.y0);
+    const pinned = [];
+    for (let i = 0; i < rows.length && rows[i].pinned; i++) pinned.push(rows[i]);
+    const scrolled = [];
+    for (let i = firstRowBelow(rows, f.scrollY + pinnedH); i < rows.length && rows[i].y - f.scrollY < tl.y1 - tl.y0; i++) scrolled.push(rows[i]);
+    const yOf = (row) => tl.y0 + row.y - (row.pinned ? 0 : f.scrollY);
+    const scrollArea = { ...tl, y0: tl.y0 + pinnedH };
+    const areas = [[scrolled, scrollArea]];
+    if (pinned.length) areas.push([pinned, { ...tl, y1: tl.y0 + pinnedH }]);
 
+    f.stats.slicesDrawn = 0;
+    f.stats.flowsDrawn = 0;
+    f.stats.hitsMarked = 0;
+    for (const [visible, area] of areas) {
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(area.x0, area.y0, area.x1 - area.x0, area.y1 - area.y0);
+      ctx.clip();
+      this.rowBands(f, visible, yOf, area);
+      ctx.strokeStyle = theme.grid;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (const t of axis.values) {
+        const x = Math.round(xOf(t)) + 0.5;
+        ctx.moveTo(x, area.y0);
+        ctx.lineTo(x, area.y1);
+      }
+      ctx.stroke();
+      this.unknown(f, area);
+      this.eachLayer(f, area, (lay) => {
+        this.slices(f, visible, yOf, area, pxPerUs, lay);
+        this.counters(f, visible, yOf, area, pxPerUs, lay);
+        this.summaries(f, visible, yOf, area, pxPerUs, lay);
+      });
+      ctx.restore();
+    }
     ctx.save();
     ctx.beginPath();
     ctx.rect(tl.x0, tl.y0, tl.x1 - tl.x0, tl.y1 - tl.y0);
     ctx.clip();
-    this.rowBands(f, visible, yOf, tl);
-    ctx.strokeStyle = theme.grid;
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    for (const t of axis.values) {
-      const x = Math.round(xOf(t)) + 0.5;
-      ctx.moveTo(x, tl.y0);
-      ctx.lineTo(x, tl.y1);
-    }
-    ctx.stroke();
-    this.unknown(f, tl);
-    f.stats.slicesDrawn = 0;
-    f.stats.flowsDrawn = 0;
-    f.stats.hitsMarked = 0;
-    for (const layer of f.layers) {
-      // Each held answer draws only where it lies on top, shifted and scaled to this view.
-      const spans = layer.spans;
-      const lay = { tile: layer.tile, ox: tl.x0 + layer.offset, lo: tl.x0 + spans[0][0], hi: tl.x0 + spans[spans.length - 1][1] };
-      ctx.save();
-      ctx.beginPath();
-      for (const [x0, x1] of spans) ctx.rect(tl.x0 + x0, tl.y0, x1 - x0, tl.y1 - tl.y0);
-      ctx.clip();
-      this.slices(f, visible, yOf, tl, pxPerUs, lay);
-      this.counters(f, visible, yOf, tl, pxPerUs, lay);
-      this.summaries(f, visible, yOf, tl, pxPerUs, lay);
-      if (f.flows) this.flowArrows(f, yOf, tl, pxPerUs, lay);
-      ctx.restore();
-    }
+    if (f.flows) this.eachLayer(f, tl, (lay) => this.flowArrows(f, yOf, tl, pxPerUs, lay));
     this.overlays(f, tl, xOf);
     if (f.focus) this.focusMarker(f, yOf, tl, xOf);
+    this.bookmarkLines(f, tl, xOf);
     ctx.restore();
 
-    this.labels(f, visible, yOf, tl);
+    this.labels(f, scrolled, yOf, scrollArea, true);
+    if (pinned.length) {
+      this.labels(f, pinned, yOf, { ...tl, y1: tl.y0 + pinnedH }, false);
+      ctx.strokeStyle = theme.border1;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.moveTo(0, tl.y0 + pinnedH - 1);
+      ctx.lineTo(tl.x1, tl.y0 + pinnedH - 1);
+      ctx.stroke();
+      ctx.lineWidth = 1;
+    }
     if (f.hits) this.hitStrip(f, tl);
     this.axis(f, tl, axis, xOf, span);
+    this.bookmarkFlags(f, tl, xOf);
     f.stats.axis = axis.values.map(axis.label);
+  }
+
+  // fn(lay) for each held answer, clipped to where it lies on top, shifted and scaled to this
+  // view, inside `area`'s rows.
+  eachLayer(f, area, fn) {
+    const { ctx } = f;
+    for (const layer of f.layers) {
+      const spans = layer.spans;
+      const x0 = area.x0;
+      const lay = { tile: layer.tile, ox: x0 + layer.offset, lo: x0 + spans[0][0], hi: x0 + spans[spans.length - 1][1] };
+      ctx.save();
+      ctx.beginPath();
+      for (const [a, b] of spans) ctx.rect(x0 + a, area.y0, b - a, area.y1 - area.y0);
+      ctx.clip();
+      fn(lay);
+      ctx.restore();
+    }
+  }
+
+  // Each bookmark: a dashed line at its time, or a band over its span with its edges.
+  bookmarkLines(f, tl, xOf) {
+    const { ctx, theme } = f;
+    if (!f.bookmarks?.length) return;
+    ctx.strokeStyle = theme.bookmark;
+    ctx.lineWidth = 1.5;
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    for (const b of f.bookmarks) {
+      const xs = xOf(b.start_us);
+      const xe = xOf(b.end_us);
+      if (xe < tl.x0 - 1 || xs > tl.x1 + 1) continue;
+      if (xe - xs >= 1) {
+        ctx.fillStyle = theme.bookmarkBand;
+        ctx.fillRect(xs, tl.y0, xe - xs, tl.y1 - tl.y0);
+        ctx.moveTo(Math.round(xe) + 0.5, tl.y0);
+        ctx.lineTo(Math.round(xe) + 0.5, tl.y1);
+      }
+      ctx.moveTo(Math.round(xs) + 0.5, tl.y0);
+      ctx.lineTo(Math.round(xs) + 0.5, tl.y1);
+    }
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+
+  // Each bookmark's name on a flag in the axis, at its start.
+  bookmarkFlags(f, tl, xOf) {
+    const { ctx, theme } = f;
+    if (!f.bookmarks?.length) return;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(tl.x0, 0, tl.x1 - tl.x0, AXIS_H);
+    ctx.clip();
+    const font = `600 10px ${theme.font}`;
+    ctx.font = font;
+    this.text.reset(ctx, font);
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    for (const b of f.bookmarks) {
+      const x = xOf(b.start_us);
+      if (x < tl.x0 - 120 || x > tl.x1) continue;
+      const text = this.text.label(ctx, b.name, 110) ?? "";
+      const w = ctx.measureText(text).width + 10;
+      ctx.fillStyle = theme.bookmark;
+      ctx.beginPath();
+      ctx.moveTo(x, AXIS_H);
+      ctx.lineTo(x, AXIS_H - 14);
+      ctx.lineTo(x + w, AXIS_H - 14);
+      ctx.lineTo(x + w, AXIS_H - 2);
+      ctx.lineTo(x + 4, AXIS_H - 2);
+      ctx.closePath();
+      ctx.fill();
+      ctx.fillStyle = "#ffffff";
+      ctx.fillText(text, x + 5, AXIS_H - 8);
+    }
+    ctx.restore();
   }
 
   // Time in the trace that no held answer covers yet (its answer is on its way): hatched.
@@ -446,7 +541,9 @@ export class Renderer {
     ctx.fill();
   }
 
-  labels(f, visible, yOf, tl) {
+  // The label column beside `visible` rows, inside `tl`'s height; `sticky`: the scrolled area,
+  // whose top keeps its section's name.
+  labels(f, visible, yOf, tl, sticky) {
     const { ctx, theme } = f;
     const labelW = f.labelW;
     ctx.save();
@@ -482,7 +579,11 @@ export class Renderer {
         if (f.hits?.tracks.has(row.trackId)) {
           ctx.fillStyle = theme.accent;
           ctx.fillRect(12, mid - 3, 6, 6);
+        } else if (row.pinned) {
+          pinGlyph(ctx, 12, mid, theme.fg2);
         }
+        const hovered = f.hover?.label && f.hover.row === row;
+        if (hovered) this.labelButtons(f, mid, row.pinned, f.hover.button);
       }
       ctx.strokeStyle = theme.border;
       ctx.beginPath();
@@ -491,13 +592,42 @@ export class Renderer {
       ctx.stroke();
     }
     const top = visible[0];
-    if (top && (top.type === "track" || yOf(top) < tl.y0)) this.stickyHeader(f, top, tl, bold);
+    if (sticky && top && (top.type === "track" || yOf(top) < tl.y0)) this.stickyHeader(f, top, tl, bold);
     ctx.restore();
     ctx.strokeStyle = theme.border1;
     ctx.beginPath();
     ctx.moveTo(labelW - 0.5, 0);
     ctx.lineTo(labelW - 0.5, tl.y1);
     ctx.stroke();
+  }
+
+  // A hovered track label's pin and hide buttons (layout.js labelButtonAt places them).
+  labelButtons(f, mid, pinned, active) {
+    const { ctx, theme } = f;
+    const size = LABEL_BUTTON;
+    const hideX = f.labelW - 4 - size;
+    const pinX = f.labelW - 6 - 2 * size;
+    ctx.fillStyle = theme.panel;
+    ctx.fillRect(pinX - 4, mid - size / 2 - 1, 2 * size + 10, size + 2);
+    for (const [x, which] of [[pinX, "pin"], [hideX, "hide"]]) {
+      ctx.fillStyle = active === which ? theme.sectionBg : theme.panel;
+      ctx.strokeStyle = active === which ? theme.fg2 : theme.border;
+      ctx.lineWidth = 1;
+      roundRect(ctx, x + 0.5, mid - size / 2 + 0.5, size - 1, size - 1, 3);
+      ctx.fill();
+      ctx.stroke();
+    }
+    pinGlyph(ctx, pinX + size / 2, mid, pinned ? theme.accent : theme.fg2);
+    ctx.strokeStyle = theme.fg2;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    const c = hideX + size / 2;
+    ctx.moveTo(c - 3.5, mid - 3.5);
+    ctx.lineTo(c + 3.5, mid + 3.5);
+    ctx.moveTo(c + 3.5, mid - 3.5);
+    ctx.lineTo(c - 3.5, mid + 3.5);
+    ctx.stroke();
+    ctx.lineWidth = 1;
   }
 
   // The name of the section whose tracks fill the top of the view, its header scrolled away.
@@ -590,6 +720,21 @@ export class Renderer {
     }
     ctx.restore();
   }
+}
+
+// A push pin: a round head on a short needle, centred at (x, y).
+function pinGlyph(ctx, x, y, colour) {
+  ctx.fillStyle = colour;
+  ctx.strokeStyle = colour;
+  ctx.beginPath();
+  ctx.arc(x, y - 2, 3.2, 0, 2 * Math.PI);
+  ctx.fill();
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  ctx.moveTo(x, y + 1);
+  ctx.lineTo(x, y + 6);
+  ctx.stroke();
+  ctx.lineWidth = 1;
 }
 
 function triangle(ctx, x, y, collapsed) {

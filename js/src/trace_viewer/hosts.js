@@ -24,6 +24,7 @@ export const hostMethods = {
     this.collapsed = kept;
     this.seenSections = new Set([...seen, ...this.sectionById.keys()]);
     if (this.hostMenu) this.fillHostMenu();
+    if (this.trackMenu) this.fillMarkMenus(); // a picked host's tracks now have names
   },
 
   /** A new summary from the kernel (the picked hosts changed). */

@@ -3,7 +3,7 @@
 import { h } from "../lib/dom.js";
 import { isTextField } from "../lib/keys.js";
 import { sliceTooltip } from "./dom.js";
-import { AXIS_H, depthAt, rowAt } from "./layout.js";
+import { AXIS_H, contentY, depthAt, labelButtonAt, rowAtScreen } from "./layout.js";
 import { formatTime } from "./timescale.js";
 
 const TOOL_KEYS = { 1: "select", "!": "select", 2: "pan", "@": "pan", 3: "zoom", "#": "zoom", 4: "timing", $: "timing" };
@@ -31,13 +31,25 @@ export const inputMethods = {
       return;
     }
     if (p.x < this.labelW) {
-      const row = p.y >= AXIS_H ? rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY) : null;
+      const row = p.y >= AXIS_H ? this.rowAtY(p.y) : null;
       if (row?.type === "section") this.toggleSection(row.sectionId);
+      else if (row?.type === "track") this.labelButton(row, labelButtonAt(p.x, this.labelW));
       return;
     }
     this.stage.setPointerCapture(e.pointerId);
     this.drag = { ...p, t0: this.timeAt(p.x), view: { ...this.view }, scrollY: this.scrollY, moved: false };
     this.setHover(null);
+  },
+
+  // The row at stage height y (pinned rows stay put, the others scroll).
+  rowAtY(y) {
+    return rowAtScreen(this.layout, y - AXIS_H, this.scrollY);
+  },
+
+  // A click on a track label's pin or hide button (drawn while the label is hovered).
+  labelButton(row, button) {
+    if (button === "pin") this.togglePin(row.trackId);
+    else if (button === "hide") this.hideTrack(row.trackId);
   },
 
   // The label column's right edge (a few pixels either side), where a drag resizes it.
@@ -147,6 +159,11 @@ export const inputMethods = {
       }
     } else if (e.key in TOOL_KEYS) this.setTool(TOOL_KEYS[e.key]);
     else if (key === "m") this.markSelection();
+    else if (key === "p") this.togglePin(this.trackUnderMouse());
+    else if (key === "h") this.hideTrack(this.trackUnderMouse());
+    else if (e.key === "b") this.bookmarkAtMouse();
+    else if (e.key === "B") this.bookmarkSpan();
+    else if (key === "[" || key === "]") this.stepBookmarks(key === "]" ? 1 : -1);
     else if (key === "f") this.zoomToSelection();
     else if (key === "0") this.setView(this.traceStart, this.traceEnd);
     else if (key === "/") this.searchInput.focus();
@@ -210,7 +227,7 @@ export const inputMethods = {
   // What is at stage point p: {row, slice index | -1, counter bucket | -1}.
   hitTest(p) {
     if (p.x < this.labelW || p.y < AXIS_H) return null;
-    const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
+    const row = this.rowAtY(p.y);
     if (!row) return null;
     const tile = this.tile;
     const hit = { row, slice: -1, bucket: -1, tile };
@@ -225,7 +242,7 @@ export const inputMethods = {
       hit.bucket = best;
       return hit;
     }
-    const depth = depthAt(row, p.y - AXIS_H + this.scrollY);
+    const depth = depthAt(row, contentY(this.layout, p.y - AXIS_H, this.scrollY));
     const range = tile.slices.get(row.trackId);
     if (depth < 0 || !range) return hit;
     let best = -1;
@@ -253,8 +270,9 @@ export const inputMethods = {
 
   hoverAt(p) {
     if (p.x < this.labelW && p.y >= AXIS_H) {
-      const row = rowAt(this.layout.rows, p.y - AXIS_H + this.scrollY);
-      this.setHover(row ? { row, label: true, slice: -1, bucket: -1, p } : null);
+      const row = this.rowAtY(p.y);
+      const button = row?.type === "track" ? labelButtonAt(p.x, this.labelW) : null;
+      this.setHover(row ? { row, label: true, button, slice: -1, bucket: -1, p } : null);
       return;
     }
     const hit = this.hitTest(p);
@@ -270,11 +288,14 @@ export const inputMethods = {
       return;
     }
     const same = before && before.tile === hover.tile && before.row === hover.row &&
-      before.slice === hover.slice && before.bucket === hover.bucket && before.label === hover.label;
+      before.slice === hover.slice && before.bucket === hover.bucket && before.label === hover.label &&
+      before.button === hover.button;
     if (!same) this.fillTip(hover);
     const { x, y } = hover.p;
     const { w, h: hgt } = this.tipSize;
-    this.tip.style.left = `${Math.max(4, x + 14 + w > this.width ? x - w - 10 : x + 14)}px`;
+    // A label's tip opens right of the column, clear of the label's pin and hide buttons.
+    const left = hover.label ? this.labelW + 8 : x + 14;
+    this.tip.style.left = `${Math.max(4, left + w > this.width ? x - w - 10 : left)}px`;
     this.tip.style.top = `${Math.max(4, y + 16 + hgt > this.height ? y - hgt - 8 : y + 16)}px`;
     if (!same) this.requestDraw();
   },
@@ -295,8 +316,12 @@ export const inputMethods = {
       if (tile.cMin[i] !== tile.cMax[i]) lines.push(h("div", { className: "xw-tv-dim" }, `range in this pixel: ${value(tile.cMin[i])} – ${value(tile.cMax[i])}`));
       lines.push(h("div", { className: "xw-tv-dim" }, `at ${formatTime(tile.start + tile.cT[i])}`));
     } else if (hover.label && hover.row.type === "track") {
+      const pinned = hover.row.pinned;
       lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
-        h("div", { className: "xw-tv-dim" }, `${hover.row.nEvents.toLocaleString("en")} events${hover.row.counter ? " (counter)" : ""}`)];
+        h("div", { className: "xw-tv-dim" }, `${hover.row.nEvents.toLocaleString("en")} events${hover.row.counter ? " (counter)" : ""}`),
+        h("div", { className: "xw-tv-dim" }, hover.button === "hide" ? "Hide this track (H); the Tracks menu shows it again"
+          : hover.button === "pin" ? (pinned ? "Unpin: back to its section (P)" : "Pin: keep it at the top while the others scroll (P)")
+            : `${pinned ? "P unpins" : "P pins"} · H hides`)];
     } else if (hover.row.type === "section") {
       lines = [h("div", { className: "xw-tv-tip-name" }, hover.row.label),
         h("div", { className: "xw-tv-dim" }, hover.row.kind === "pod-host" ? "This host's busy time. Click the name to show its tracks (its worker sends them)."

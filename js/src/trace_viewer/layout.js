@@ -1,5 +1,6 @@
-// Rows of the timeline: one header per section (device core, host), its tracks below it unless
-// the section is collapsed, filtered by name. Heights in CSS pixels.
+// Rows of the timeline: the pinned tracks first (they stay in place while the others scroll),
+// then one header per section (device core, host), its tracks below it unless the section is
+// collapsed, filtered by name; hidden tracks are left out. Heights in CSS pixels.
 
 export const AXIS_H = 30;
 export const LABEL_W = 210;
@@ -44,26 +45,53 @@ function matcher(filter) {
   return needle ? (text) => text.toLowerCase().includes(needle) : null;
 }
 
+const NO_MARKS = { pinned: [], hidden: new Set() };
+
 /**
  * The rows to draw, top to bottom: {type: "section"|"track", y, h, label, sectionId, ...}.
- * A filter keeps a section whose name matches (with all its tracks) or the matching tracks of
- * the others. Returns {rows, height, trackRow: Map, sectionRow: Map}.
+ * `marks.pinned` (track ids, in order) come first as rows with `pinned` set, labelled with their
+ * section, whatever the filter and collapsed sections; `marks.hidden` (a Set) are left out, and
+ * so is a section left with no track. A filter keeps a section whose name matches (with all its
+ * tracks) or the matching tracks of the others. Returns {rows, height, trackRow: Map,
+ * sectionRow: Map, pinnedH: the pinned rows' height}.
  */
-export function buildLayout(tables, collapsed, filter = "", multiHost = false) {
+export function buildLayout(tables, collapsed, filter = "", multiHost = false, marks = NO_MARKS) {
   const match = matcher(filter);
   const byId = new Map(tables.sections.map((s) => [s.id, s]));
+  const sectionLabel = (sectionId) => {
+    const section = byId.get(sectionId) ?? { id: sectionId, name: `section ${sectionId}`, kind: "", host: "" };
+    const label = multiHost && section.host && section.kind !== "pod-host" ? `${section.name} · ${section.host}` : section.name;
+    return { section, label };
+  };
+  const trackById = new Map(tables.tracks.map((t) => [t.id, t]));
+  const pinned = marks.pinned.filter((id) => trackById.has(id) && !marks.hidden.has(id));
+  const pinnedSet = new Set(pinned);
   const groups = new Map();
   for (const t of tables.tracks) {
     if (!groups.has(t.section_id)) groups.set(t.section_id, []);
-    groups.get(t.section_id).push(t);
+    if (!pinnedSet.has(t.id) && !marks.hidden.has(t.id)) groups.get(t.section_id).push(t);
   }
   const rows = [];
   const trackRow = new Map();
   const sectionRow = new Map();
   let y = 0;
+  const addTrack = (t, extra) => {
+    const h = trackHeight(t);
+    const row = {
+      type: "track", y, h, label: t.name, sectionId: t.section_id, trackId: t.id,
+      counter: t.kind === "counter", maxDepth: t.max_depth, nEvents: t.n_events, ...extra,
+    };
+    rows.push(row);
+    trackRow.set(t.id, row);
+    y += h;
+  };
+  for (const id of pinned) {
+    const t = trackById.get(id);
+    addTrack(t, { pinned: true, label: `${sectionLabel(t.section_id).label} · ${t.name}` });
+  }
+  const pinnedH = y;
   for (const [sectionId, tracks] of groups) {
-    const section = byId.get(sectionId) ?? { id: sectionId, name: `section ${sectionId}`, kind: "", host: "" };
-    const label = multiHost && section.host && section.kind !== "pod-host" ? `${section.name} · ${section.host}` : section.name;
+    const { section, label } = sectionLabel(sectionId);
     const sectionHit = !match || match(label);
     const shown = sectionHit ? tracks : tracks.filter((t) => match(t.name));
     if (!shown.length) continue;
@@ -76,18 +104,34 @@ export function buildLayout(tables, collapsed, filter = "", multiHost = false) {
     sectionRow.set(sectionId, header);
     y += SECTION_H;
     if (isCollapsed) continue;
-    for (const t of shown) {
-      const h = trackHeight(t);
-      const row = {
-        type: "track", y, h, label: t.name, sectionId, trackId: t.id,
-        counter: t.kind === "counter", maxDepth: t.max_depth, nEvents: t.n_events,
-      };
-      rows.push(row);
-      trackRow.set(t.id, row);
-      y += h;
-    }
+    for (const t of shown) addTrack(t, {});
   }
-  return { rows, height: y, trackRow, sectionRow };
+  return { rows, height: y, trackRow, sectionRow, pinnedH };
+}
+
+/** Where a row's top is, below the axis, with the tracks scrolled by `scrollY` (pinned rows
+ * do not scroll). */
+export function screenTop(row, scrollY) {
+  return row.pinned ? row.y : row.y - scrollY;
+}
+
+/** The content height under `y` (below the axis): the pinned rows above `layout.pinnedH`, the
+ * scrolled ones under them. */
+export function contentY(layout, y, scrollY) {
+  return y < layout.pinnedH ? y : y + scrollY;
+}
+
+/** The row at `y` below the axis, or null. */
+export function rowAtScreen(layout, y, scrollY) {
+  return y < 0 ? null : rowAt(layout.rows, contentY(layout, y, scrollY));
+}
+
+/** The pin and hide buttons at the right end of a track's label: which one is at `x`, if any. */
+export const LABEL_BUTTON = 16;
+export function labelButtonAt(x, labelW) {
+  if (x >= labelW - 4 - LABEL_BUTTON && x < labelW - 4) return "hide";
+  if (x >= labelW - 6 - 2 * LABEL_BUTTON && x < labelW - 6 - LABEL_BUTTON) return "pin";
+  return null;
 }
 
 /** The row at content height `y` (binary search), or null. */

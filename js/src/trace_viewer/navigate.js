@@ -132,6 +132,7 @@ export const navigationMethods = {
   },
 
   revealTrack(trackId) {
+    if (this.marks.hidden.has(trackId)) this.showTrack(trackId);
     const section = this.trackSection.get(trackId);
     if (this.collapsed.has(section)) {
       this.collapsed.delete(section);
@@ -144,10 +145,12 @@ export const navigationMethods = {
       this.setFilter("");
       row = this.layout.trackRow.get(trackId);
     }
-    if (!row) return;
-    const visibleH = this.height - AXIS_H;
-    if (row.y < this.scrollY || row.y + Math.min(row.h, visibleH) > this.scrollY + visibleH) {
-      this.scrollY = row.y - Math.max(0, (visibleH - row.h) / 3);
+    if (!row || row.pinned) return;
+    // The scrolled rows show from pinnedH down: content y from scrollY + pinnedH.
+    const pinnedH = this.layout.pinnedH;
+    const visibleH = this.height - AXIS_H - pinnedH;
+    if (row.y < this.scrollY + pinnedH || row.y + Math.min(row.h, visibleH) > this.scrollY + pinnedH + visibleH) {
+      this.scrollY = row.y - pinnedH - Math.max(0, (visibleH - row.h) / 3);
       this.clampScroll();
       this.requestDraw();
     }

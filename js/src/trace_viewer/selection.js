@@ -13,7 +13,7 @@ function xlaOpName(d) {
   if (d.stats?.hlo_op) return String(d.stats.hlo_op);
   return d.metadata_stats?.hlo_category !== undefined ? String(d.name) : null;
 }
-import { AXIS_H, DEPTH_H, TRACK_PAD } from "./layout.js";
+import { AXIS_H, DEPTH_H, TRACK_PAD, screenTop } from "./layout.js";
 import { formatDuration } from "./timescale.js";
 
 const MIN_PAD_US = 0.001;
@@ -68,14 +68,17 @@ export const selectionMethods = {
   selectBox(box, additive) {
     const t0 = this.timeAt(Math.min(box.x0, box.x1));
     const t1 = this.timeAt(Math.max(box.x0, box.x1));
-    const y0 = Math.min(box.y0, box.y1) - AXIS_H + this.scrollY;
-    const y1 = Math.max(box.y0, box.y1) - AXIS_H + this.scrollY;
+    const y0 = Math.min(box.y0, box.y1) - AXIS_H;
+    const y1 = Math.max(box.y0, box.y1) - AXIS_H;
     const rows = [];
     for (const row of this.layout.rows) {
-      if (row.y + row.h <= y0 || row.y >= y1) continue;
+      // Below the axis; scrolled rows only where the pinned ones leave them visible.
+      const top = screenTop(row, this.scrollY);
+      const lo = row.pinned ? y0 : Math.max(y0, this.layout.pinnedH);
+      if (top + row.h <= lo || top >= y1) continue;
       if (row.type === "track" && !row.counter) {
-        const band = (y) => Math.max(0, Math.min(row.maxDepth, Math.floor((y - row.y - TRACK_PAD) / DEPTH_H)));
-        rows.push([row.trackId, band(y0), band(y1)]);
+        const band = (y) => Math.max(0, Math.min(row.maxDepth, Math.floor((y - top - TRACK_PAD) / DEPTH_H)));
+        rows.push([row.trackId, band(lo), band(y1)]);
       } else if (row.type === "section" && row.collapsed) {
         for (const t of this.tables.tracks) if (t.section_id === row.sectionId && t.kind !== "counter") rows.push([t.id, 0, t.max_depth]);
       }

@@ -11,6 +11,7 @@ import { heldLayers, keepTiles } from "./held.js";
 import { inputMethods } from "./input.js";
 import { hostMethods } from "./hosts.js";
 import { AXIS_H, LABEL_W, MIN_LABEL_W, buildLayout, maxLabelWidth } from "./layout.js";
+import { markMethods } from "./marks.js";
 import { navigationMethods } from "./navigate.js";
 import { resizeMethods } from "./resize.js";
 import { selectionMethods } from "./selection.js";
@@ -38,6 +39,7 @@ export class TraceView {
     this.viewId = `${Date.now().toString(36)}-${++viewCounter}-${Math.random().toString(36).slice(2, 8)}`;
     this.disposers = [];
     this.setSummary(model.get("_summary"));
+    this.readMarks();
     this.traceStart = this.summary.start_us;
     this.traceEnd = Math.max(this.summary.end_us, this.traceStart + MIN_SPAN_US);
     this.filter = "";
@@ -118,6 +120,7 @@ export class TraceView {
       this.hitsLabel,
       this.splitLabel,
       this.matchSelect,
+      ...this.buildMarkMenus(),
       this.pod ? this.buildHostMenu() : null,
       h("button", { type: "button", title: "Keys (?)", onclick: () => this.toggleHelp() }, "?"),
     );
@@ -160,6 +163,7 @@ export class TraceView {
     onModel("change:selected_events", () => this.selectionFromModel());
     onModel("change:height", () => this.relayout());
     onModel("change:_summary", () => this.summaryFromModel());
+    for (const name of ["pinned_tracks", "hidden_tracks", "_bookmarks"]) onModel(`change:${name}`, () => this.marksFromModel());
     onModel("msg:custom", (msg) => this.kernelMessage(msg));
     const resize = new ResizeObserver(() => this.resize());
     resize.observe(this.stage);
@@ -222,7 +226,7 @@ export class TraceView {
   }
 
   relayout() {
-    this.layout = buildLayout(this.tables, this.collapsed, this.filter, this.multiHost);
+    this.layout = buildLayout(this.tables, this.collapsed, this.filter, this.multiHost, this.marks);
     if (this.width) {
       const height = this.stageHeight();
       if (height !== this.height) {
@@ -469,7 +473,7 @@ export class TraceView {
       view: this.view, scrollY: this.scrollY, layout: this.layout, layers, unknown, names: this.names,
       selection: this.selection, hover: this.hover, mark: this.mark, box: this.box, zoomBox: this.zoomBox,
       focus: this.focus, labelW: this.labelW, hits: this.search.marks ?? null,
-      flows: this.flows, trackSection: this.trackSection, stats,
+      flows: this.flows, trackSection: this.trackSection, bookmarks: this.bookmarks, stats,
     });
     performance.measure("xw-trace-draw", "xw-trace-draw-start");
     performance.clearMarks("xw-trace-draw-start");
@@ -485,6 +489,10 @@ export class TraceView {
     d.labelWidth = String(this.labelW);
     d.scrollY = String(this.scrollY);
     d.rows = String(this.layout.rows.length);
+    d.topRow = this.rowAtY(AXIS_H + 1)?.label ?? "";
+    d.pinned = this.marks.pinned.join(",");
+    d.hidden = [...this.marks.hidden].join(",");
+    d.bookmarks = this.bookmarks.map((b) => b.name).join("|");
     d.missingNames = this.tile?.missingNames ? "1" : "0";
     d.mark = this.mark ? String(this.mark.end - this.mark.start) : "";
     d.settled = settled ? "1" : "0";
@@ -532,4 +540,4 @@ export class TraceView {
   }
 }
 
-Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods, resizeMethods);
+Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods, resizeMethods, markMethods);
