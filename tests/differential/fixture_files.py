@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 DATA = Path(__file__).parents[1] / "data"
@@ -22,3 +23,16 @@ CHROME = sorted([*DATA.glob("*.trace.json.gz"),
 
 def ids(paths: list[Path]) -> list[str]:
     return [str(p.relative_to(DATA)) for p in paths]
+
+
+
+def _text(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+KINETO_PUBLIC = sorted(p for p in DATA.glob("public/**/*.json*")
+                       if b'"traceEvents"' in (text := _text(p)) and b'"cat"' in text)
+"""PyTorch profiler (Kineto) traces of the public corpus (HTA's test traces, PARAM's DLRM run)."""
+KINETO_PUBLIC_GPU = [p for p in KINETO_PUBLIC if b'"stream"' in _text(p)]
+"""Those with GPU work (events that name a stream)."""
