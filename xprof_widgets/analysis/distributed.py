@@ -13,7 +13,10 @@ what bandwidth, and who kept the others waiting.
   so the i-th instance of a group on each rank is one collective (its `Seq` arg where every
   instance states one). Its ranks' kernel starts on the run's one clock tell who arrived last;
   every other rank's kernel waits inside for it (`waited_us`: the last start minus its own,
-  at most its kernel time). Send/recv and other kernels are point to point: not matched.
+  at most its kernel time). Send/recv and other kernels are point to point: not matched. Where
+  the ranks disagree on what the i-th collective is (its kind, or its size but for all-to-all,
+  whose splits may differ by rank) the traces do not start at the same collective or were
+  filtered: it is left unmatched and counted (`mismatched`), not given a skew.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ INSTANCE_COLUMNS = ["rank", "host", "kind", "family", "group", "group_ranks", "g
                     "seq", "instance", "start_us", "duration_us", "size_bytes", "dtype",
                     "algbw_gbps", "busbw_gbps", "late_us", "waited_us", "name", "event"]
 SKEW_COLUMNS = ["instance", "kind", "group", "seq", "ranks", "group_size", "complete",
-                "consistent", "first_start_us", "spread_us", "last_rank", "wait_caused_us",
+                "first_start_us", "spread_us", "last_rank", "wait_caused_us",
                 "end_spread_us", "size_bytes", "transfer_us", "busbw_no_wait_gbps"]
 KIND_COLUMNS = ["kind", "family", "group", "group_size", "count", "ranks", "mean_size_mib",
                 "total_size_mib", "total_us", "mean_us", "wait_us", "algbw_gbps", "busbw_gbps"]
@@ -67,16 +70,18 @@ def rank_part(profile: Profile) -> tuple[dict, pd.DataFrame]:
 
 @dataclass(frozen=True)
 class DistributedAnalysis:
-    """The ranks' breakdown (`ranks`, RANK_COLUMNS) and every collective instance of every rank
-    (`instances`, INSTANCE_COLUMNS; times on the run's clock, us after its first event)."""
+    """The ranks' breakdown (`ranks`, RANK_COLUMNS), every collective instance of every rank
+    (`instances`, INSTANCE_COLUMNS; times on the run's clock, us after its first event), and
+    how many collectives the ranks disagree on (`mismatched`, left unmatched)."""
 
     ranks: pd.DataFrame
     instances: pd.DataFrame
     source: str
+    mismatched: int = 0
 
     def skew(self) -> pd.DataFrame:
-        """One row per matched collective (SKEW_COLUMNS): how many ranks ran it of its group,
-        whether they agree on its kind and size, the spread of their arrivals, the last to
+        """One row per matched collective (SKEW_COLUMNS): how many ranks ran it of its group
+        (`complete` where all of it), the spread of their arrivals, the last to
         arrive, the waiting it caused (summed over the others), the spread of their ends (near
         0 where the ranks' clocks agree), and its bus bandwidth once all had arrived (on the
         last arrival's kernel time)."""
@@ -89,8 +94,6 @@ class DistributedAnalysis:
         out = pd.DataFrame({
             "kind": last["kind"], "group": last["group"], "seq": last["seq"],
             "ranks": grouped.size(), "group_size": last["group_size"],
-            "consistent": (grouped["kind"].nunique() == 1)
-            & (grouped["size_bytes"].nunique(dropna=False) == 1),
             "first_start_us": grouped["start_us"].min(),
             "spread_us": grouped["start_us"].max() - grouped["start_us"].min(),
             "last_rank": last["rank"], "wait_caused_us": grouped["waited_us"].sum(),
@@ -181,18 +184,19 @@ def _analyze(profile: Profile) -> DistributedAnalysis:
             host=p.host, start_ps=frame["start_ps"] + p.shift_ps,
             end_ps=frame["end_ps"] + p.shift_ps,
             event=tracks[frame["track"].to_numpy(np.int64) + p.track_base] + frame["in_track"]))
-    instances = _instances(pd.concat(frames, ignore_index=True) if frames
-                           else pd.DataFrame(columns=[*COLUMNS, "host", "event"]))
+    instances, mismatched = _instances(pd.concat(frames, ignore_index=True) if frames
+                                       else pd.DataFrame(columns=[*COLUMNS, "host", "event"]))
     ranks["waiting_us"] = ranks["rank"].map(instances.groupby("rank")["waited_us"].sum()) \
         .fillna(0.0)
     ranks = ranks[RANK_COLUMNS].astype({"rank": np.int64, "host": object,
                                         **dict.fromkeys(RANK_COLUMNS[2:], np.float64)})
-    return DistributedAnalysis(ranks.reset_index(drop=True), instances, profile.source)
+    return DistributedAnalysis(ranks.reset_index(drop=True), instances, profile.source,
+                               mismatched)
 
 
-def _instances(rows: pd.DataFrame) -> pd.DataFrame:
+def _instances(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """The collectives of every rank with their matched instance (-1: not matched), lateness
-    and wait, bandwidths (INSTANCE_COLUMNS)."""
+    and wait, bandwidths (INSTANCE_COLUMNS); and how many instances the ranks disagree on."""
     rows = rows.sort_values(["rank", "start_ps"], kind="stable").reset_index(drop=True)
     rows = rows.astype({"rank": np.int64, "group_size": np.int64, "seq": np.int64,
                         "start_ps": np.int64, "end_ps": np.int64, "size_bytes": np.float64})
@@ -204,7 +208,7 @@ def _instances(rows: pd.DataFrame) -> pd.DataFrame:
     factor = np.array([bus_factor(k, n) for k, n in zip(rows["kind"], rows["group_size"],
                                                         strict=True)])
     rows["algbw_gbps"], rows["busbw_gbps"] = algbw, algbw * factor
-    rows["instance"] = _match(rows)
+    rows["instance"], mismatched = _agreed(rows, _match(rows))
     matched = rows["instance"] >= 0
     by = rows[matched].groupby("instance")["start_ps"]
     first = rows["instance"].map(by.min())
@@ -212,7 +216,7 @@ def _instances(rows: pd.DataFrame) -> pd.DataFrame:
     rows["late_us"] = ((rows["start_ps"] - first) / PS_PER_US).where(matched)
     rows["waited_us"] = np.minimum((last - rows["start_ps"]) / PS_PER_US,
                                    rows["duration_us"]).where(matched, 0.0)
-    return rows[INSTANCE_COLUMNS]
+    return rows[INSTANCE_COLUMNS], mismatched
 
 
 def _match(rows: pd.DataFrame) -> np.ndarray:
@@ -228,6 +232,21 @@ def _match(rows: pd.DataFrame) -> np.ndarray:
         keys = pd.MultiIndex.from_arrays([group[collective].to_numpy(), position])
         out[collective] = pd.factorize(keys, sort=False)[0]
     return out
+
+
+def _agreed(rows: pd.DataFrame, instance: np.ndarray) -> tuple[np.ndarray, int]:
+    """The instances whose ranks agree on the kind and (but for all-to-all) the size; the
+    others become -1, and their number is returned."""
+    matched = instance >= 0
+    if not matched.any():
+        return instance, 0
+    mine = rows[matched].assign(instance=instance[matched])
+    g = mine.groupby("instance")
+    sizes = g["size_bytes"].nunique(dropna=False)
+    agree = (g["kind"].nunique() == 1) & ((sizes == 1) | (g["kind"].first() == "all_to_all"))
+    bad = agree.index[~agree.to_numpy()]
+    out = np.where(np.isin(instance, bad), -1, instance)
+    return out, int(bad.shape[0])
 
 
 def _gbps(size_bytes: pd.Series, us: pd.Series) -> pd.Series:

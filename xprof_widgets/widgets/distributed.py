@@ -113,6 +113,7 @@ def report(analysis: DistributedAnalysis) -> dict:
     kernel = float(ranks["kernel_us"].sum())
     summary = {
         "ranks": len(ranks), "collectives": len(instances), "matched": len(skew),
+        "mismatched": analysis.mismatched,
         "communication_us": float(ranks["communication_us"].sum()),
         "exposed_pct": 100 * float(ranks["exposed_communication_us"].sum()) / kernel
         if kernel else 0.0,

@@ -27,7 +27,8 @@ const group = (v) => (v ? v : "—");
 export function summaryTiles(s) {
   return [
     tile("Ranks", fmt.count(s.ranks)),
-    tile("Collective kernels", fmt.count(s.collectives), `${fmt.count(s.matched)} matched across ranks`),
+    tile("Collective kernels", fmt.count(s.collectives), `${fmt.count(s.matched)} matched across ranks`
+      + (s.mismatched ? `, ${fmt.count(s.mismatched)} the ranks disagree on` : "")),
     tile("Communication", fmt.time(s.communication_us), `${fmt.pct(s.exposed_pct)} of kernel time exposed`),
     tile("Waiting for late ranks", fmt.time(s.waiting_us), `largest arrival spread ${fmt.time(s.max_spread_us)}`),
     s.straggler ? tile("Worst straggler", s.straggler, `caused ${fmt.pct(s.straggler_pct)} of the waiting`) : null,
