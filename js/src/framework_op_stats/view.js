@@ -3,7 +3,7 @@
 // a "Group by" list also offers the Operator view of PyTorch's TensorBoard plugin: one row per
 // op (or op and input shape, or op and call stack), device and host time side by side.
 import * as fmt from "../lib/format.js";
-import { DataTable, rowsOf } from "../lib/table.js";
+import { DataTable, isUnknown, rowsOf } from "../lib/table.js";
 import { ToolView, tiles, traitBox } from "../lib/tool_view.js";
 import { h } from "../lib/dom.js";
 
@@ -26,11 +26,16 @@ export const COLUMNS = [
   { key: "device_cumulative_total_self_time_pct", label: "Device cum. %", format: pct },
   { key: "host_total_self_time_pct", label: "Host %", format: pct, title: "Share of the host's self time" },
   { key: "host_cumulative_total_self_time_pct", label: "Host cum. %", format: pct },
-  { key: "measured_flop_rate_gflops", label: "FLOP rate", format: rate, title: "FLOPs per second over the op's time" },
-  { key: "model_flop_rate_gflops", label: "Model FLOP rate", format: rate },
-  { key: "measured_memory_bw_gbps", label: "Memory BW", format: bandwidth, title: "Bytes accessed per second (GB/s in the CSV)" },
-  { key: "operational_intensity", label: "FLOP/byte", format: ratio },
-  { key: "bound_by", label: "Bound by", align: "left", facet: true },
+  // The cost columns show where some row has a cost: a PyTorch trace without shapes, or a run
+  // with no cost model, has none (all 0 and "Unknown").
+  { key: "measured_flop_rate_gflops", label: "FLOP rate", format: rate, optional: "nonzero",
+    title: "FLOPs per second over the op's time" },
+  { key: "model_flop_rate_gflops", label: "Model FLOP rate", format: rate, optional: "nonzero" },
+  { key: "measured_memory_bw_gbps", label: "Memory BW", format: bandwidth, optional: "nonzero",
+    title: "Bytes accessed per second (GB/s in the CSV)" },
+  { key: "operational_intensity", label: "FLOP/byte", format: ratio, optional: "nonzero" },
+  { key: "bound_by", label: "Bound by", align: "left", facet: true,
+    optional: (v) => v === "Unknown" || isUnknown(v) },
   { key: "execution_mode", label: "Mode", align: "left", facet: true, title: "Eager or Function (graph)" },
 ];
 

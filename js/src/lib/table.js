@@ -25,7 +25,8 @@
 // table scrolls sideways inside its box, its name column kept in view; long text is cut to a
 // column's maxChars (elideName: plain text loses its middle, a C++ signature keeps its
 // function's name), the whole text on hover. A column marked `optional` shows only where some
-// row knows its value (`optional: "nonzero"`: 0 counts as unknown too). The CSV holds what the
+// row knows its value (`optional: "nonzero"`: 0 counts as unknown too; a function: the values
+// it calls unknown). The CSV holds what the
 // table shows (filtered, in its order) with the raw values under the column keys, columns left
 // out included, the same header and units as the widget's `to_dataframe()` / `to_csv(path)`.
 // `el.dataset.rows` is the number of rows the filter keeps, `el.dataset.hiddenColumns` the keys
@@ -127,9 +128,10 @@ export function isUnknown(value, zero = false) {
 }
 
 /** The columns to show: an `optional` column only where some row knows its value
- * (optional: "nonzero" also takes 0 for unknown). */
+ * (optional: "nonzero" also takes 0 for unknown; a function says which values are unknown). */
 export function shownColumns(columns, rows) {
-  return columns.filter((c) => !c.optional || rows.some((r) => !isUnknown(r[c.key], c.optional === "nonzero")));
+  const unknown = (c, v) => (typeof c.optional === "function" ? c.optional(v) : isUnknown(v, c.optional === "nonzero"));
+  return columns.filter((c) => !c.optional || rows.some((r) => !unknown(c, r[c.key])));
 }
 
 /** Start a browser download of `text` as a file named `name`. */

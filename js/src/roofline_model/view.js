@@ -37,8 +37,9 @@ export const OP_COLUMNS = [
   { key: "total_time_us", label: "Total time", format: fmt.time },
   { key: "total_self_time_pct", label: "Self %", format: pct },
   ...COMMON,
-  { key: "program_id", label: "Program", align: "left", filter: false },
-  { key: "source_info", label: "Source", align: "left" },
+  // Empty on a PyTorch trace (no HLO programs, no source info): hidden there.
+  { key: "program_id", label: "Program", align: "left", filter: false, optional: true },
+  { key: "source_info", label: "Source", align: "left", optional: true },
 ];
 
 export class RooflineView extends ToolView {
