@@ -22,7 +22,7 @@ from xprof_widgets.analysis.distributed import (
 )
 from xprof_widgets.analysis.gpu_time import comm_comp_overlap
 from xprof_widgets.tools import offered
-from xprof_widgets.widgets.distributed import report
+from xprof_widgets.widgets.distributed import report, summary
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DLRM = DATA / "public" / "param" / "dlrm_v100_8rank"
@@ -247,7 +247,8 @@ def test_widget_faces_and_report(dlrm):
     r = report(dv.analysis)
     json.dumps(r, allow_nan=False)
     assert set(r["charts"]) == {"ranks", "stragglers"}
-    assert r["summary"]["straggler"] == "rank 7" and r["summary"]["matched"] == 8
+    assert dv._summary["straggler"] == "rank 7" and dv._summary["matched"] == 8
+    assert dv._summary["source"].startswith(str(DLRM)) and "message" not in summary(dv.analysis)
     empty = report(analyze_distributed(xw.open_profile(DATA / "jax_cpu_demo.xplane.pb")))
     assert "message" in empty
 

@@ -1,10 +1,10 @@
 """`DistributedView`: a multi-rank PyTorch run whole: each rank's GPU time, its collectives'
 bandwidth, and who kept the others waiting (analysis/distributed.py).
 
-The view asks for one report after it renders: summary tiles, each rank's kernel time as a
-stacked bar (compute, overlap, exposed communication, other, idle), the waiting each rank caused
-by arriving last, and three tables (collectives by kind; each collective matched across ranks;
-stragglers per rank).
+The summary tiles come with the widget (`_summary`, small); the view then asks for one `table`
+answer: each rank's kernel time as a stacked bar (compute, overlap, exposed communication,
+other, idle), the waiting each rank caused by arriving last, and three tables (collectives by
+kind; each collective matched across ranks; stragglers per rank).
 
     dv = xw.DistributedView("/logs/ranks")         # a directory of rank traces, or a pod
     dv.to_dataframe()     # a row per rank: the kernel-time parts, overlap share, waiting
@@ -57,7 +57,7 @@ class DistributedView(RequestWidget, CsvExport):
     """
 
     _bundle = "distributed.js"
-    title = traitlets.Unicode("").tag(sync=True)
+    _summary = traitlets.Dict().tag(sync=True)
 
     def __init__(self, path_or_profile: str | os.PathLike | Profile, *, run: str | None = None,
                  host: str | list[str] | None = None, **kwargs: Any):
@@ -65,7 +65,8 @@ class DistributedView(RequestWidget, CsvExport):
         self.profile = profile
         self.analysis: DistributedAnalysis = analyze_distributed(profile)
         run_label = f" (run {profile.run})" if profile.run else ""
-        super().__init__(title=f"{profile.source}{run_label}", **kwargs)
+        super().__init__(_summary={**summary(self.analysis),
+                                   "source": f"{profile.source}{run_label}"}, **kwargs)
 
     def to_dataframe(self) -> pd.DataFrame:
         """A row per rank: rank, host, kernel_us (its first GPU work to its last), the parts
@@ -91,8 +92,8 @@ class DistributedView(RequestWidget, CsvExport):
         """Every collective kernel of every rank, with its matched instance and event id."""
         return self.analysis.instances.copy()
 
-    @handler("report")
-    def _report(self) -> dict:
+    @handler("table")
+    def _table(self) -> dict:
         return report(self.analysis)
 
     def __repr__(self) -> str:
@@ -101,17 +102,20 @@ class DistributedView(RequestWidget, CsvExport):
                 f"{len(a.instances)} collective kernels>")
 
 
-def report(analysis: DistributedAnalysis) -> dict:
-    """Everything the view draws: summary, the two charts, the three tables."""
+NO_DATA = ("No GPU work or collectives in this profile: the distributed view reads PyTorch "
+           "(Kineto) traces of GPU runs, one per rank.")
+
+
+def summary(analysis: DistributedAnalysis) -> dict:
+    """The figures of the view's tiles (or its message where there is nothing to show)."""
     ranks, instances = analysis.ranks, analysis.instances
     if not len(ranks) and not len(instances):
-        return {"message": "No GPU work or collectives in this profile: the distributed view "
-                           "reads PyTorch (Kineto) traces of GPU runs, one per rank."}
+        return {"message": NO_DATA}
     skew, stragglers = analysis.skew(), analysis.stragglers()
     spread = skew[skew["spread_us"] > 0]
     worst = stragglers.sort_values("wait_caused_us", ascending=False, kind="stable")
     kernel = float(ranks["kernel_us"].sum())
-    summary = {
+    return jsonable({
         "ranks": len(ranks), "collectives": len(instances), "matched": len(skew),
         "mismatched": analysis.mismatched,
         "communication_us": float(ranks["communication_us"].sum()),
@@ -121,14 +125,22 @@ def report(analysis: DistributedAnalysis) -> dict:
         "max_spread_us": float(skew["spread_us"].max()) if len(skew) else 0.0,
         "straggler": str(worst["host"].iat[0]) if len(spread) and len(worst) else "",
         "straggler_pct": float(worst["wait_caused_pct"].iat[0]) if len(spread) else 0.0,
-    }
+    })
+
+
+def report(analysis: DistributedAnalysis) -> dict:
+    """What the view's `table` request answers: the two charts and the three tables."""
+    ranks, instances = analysis.ranks, analysis.instances
+    if not len(ranks) and not len(instances):
+        return {"message": NO_DATA}
+    skew, stragglers = analysis.skew(), analysis.stragglers()
     charts = {}
     if len(ranks):
         charts["ranks"] = _charts.json_item(rank_figure(ranks))
-    if len(spread):
+    if (skew["spread_us"] > 0).any():
         charts["stragglers"] = _charts.json_item(straggler_figure(stragglers))
     return jsonable({
-        "summary": summary, "charts": charts,
+        "charts": charts,
         "kinds": columnar(analysis.by_kind(), KIND_COLUMNS),
         "skew": columnar(skew.head(MAX_SKEW_ROWS), SKEW_COLUMNS),
         "stragglers": columnar(stragglers, STRAGGLER_COLUMNS),

@@ -1,38 +1,29 @@
-// One `report` request after render; data-ready on the root: "1" once drawn (a message
-// included), "error" on failure; data-charts counts the charts drawn.
-import { clearCharts, drawCharts } from "../charts/embed.js";
+// The Distributed view on the table tools' shared view (lib/tool_view.js): summary tiles from
+// the synced `_summary`, then one `table` request for the charts (each rank's GPU time, the
+// waiting each rank caused) and the three tables (collectives by kind, each collective across
+// ranks, stragglers).
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
-import { RequestError, request } from "../lib/transport.js";
-import { CSS } from "./style.js";
+import { ToolView, tiles } from "../lib/tool_view.js";
 
-const STYLE_ID = "xw-distributed-style";
-
-function ensureStyle() {
-  if (!document.getElementById(STYLE_ID)) document.head.append(h("style", { id: STYLE_ID }, CSS));
-}
-
-function tile(label, value, sub) {
-  return h("div", { className: "xw-dv-tile" }, h("span", { className: "xw-dv-tile-label" }, label),
-    h("span", { className: "xw-dv-tile-value" }, value), sub ? h("span", { className: "xw-dv-tile-sub" }, sub) : null);
-}
-
-const gbps = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : `${fmt.sig3(v)} GB/s`);
-const mib = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : fmt.bytes(v * 1048576));
-const size = (v) => (v === null || v === undefined || Number.isNaN(v) ? "—" : fmt.bytes(v));
-const group = (v) => (v ? v : "—");
+const known = (v) => v !== null && v !== undefined && !Number.isNaN(v);
+const gbps = (v) => (known(v) ? `${fmt.sig3(v)} GB/s` : fmt.DASH);
+const mib = (v) => (known(v) ? fmt.bytes(v * 1048576) : fmt.DASH);
+const size = (v) => (known(v) ? fmt.bytes(v) : fmt.DASH);
+const group = (v) => v || fmt.DASH;
 
 /** The summary tiles: ranks, collectives, communication, waiting, the worst straggler. */
 export function summaryTiles(s) {
+  const matched = `${fmt.count(s.matched)} matched across ranks`
+    + (s.mismatched ? `, ${fmt.count(s.mismatched)} the ranks disagree on` : "");
   return [
-    tile("Ranks", fmt.count(s.ranks)),
-    tile("Collective kernels", fmt.count(s.collectives), `${fmt.count(s.matched)} matched across ranks`
-      + (s.mismatched ? `, ${fmt.count(s.mismatched)} the ranks disagree on` : "")),
-    tile("Communication", fmt.time(s.communication_us), `${fmt.pct(s.exposed_pct)} of kernel time exposed`),
-    tile("Waiting for late ranks", fmt.time(s.waiting_us), `largest arrival spread ${fmt.time(s.max_spread_us)}`),
-    s.straggler ? tile("Worst straggler", s.straggler, `caused ${fmt.pct(s.straggler_pct)} of the waiting`) : null,
-  ].filter(Boolean);
+    ["Ranks", fmt.count(s.ranks)],
+    ["Collective kernels", fmt.count(s.collectives), matched],
+    ["Communication", fmt.time(s.communication_us), `${fmt.pct(s.exposed_pct)} of the ranks' kernel time is exposed communication`],
+    ["Waiting for late ranks", fmt.time(s.waiting_us), `largest arrival spread ${fmt.time(s.max_spread_us)}`],
+    ...(s.straggler ? [["Worst straggler", s.straggler, `caused ${fmt.pct(s.straggler_pct)} of the waiting`]] : []),
+  ];
 }
 
 export const KIND_COLUMNS = [
@@ -73,71 +64,42 @@ export const STRAGGLER_COLUMNS = [
   { key: "waiting_us", label: "Own waiting", format: fmt.time, title: "Its kernels' time waiting for others" },
 ];
 
-export class DistributedView {
+export class DistributedView extends ToolView {
   constructor(model, el) {
-    ensureStyle();
-    this.model = model;
-    this.el = el;
-    this.abort = new AbortController();
-    this.views = [];
-    this.disposed = false;
-    el.classList.add("xw-dv");
-    el.dataset.ready = "0";
-    this.status = h("div", { className: "xw-dv-status" }, "Matching the ranks' collectives…");
-    el.replaceChildren(h("div", { className: "xw-dv-head" }, h("span", { className: "xw-dv-title" }, "Distributed"),
-      h("span", { className: "xw-dv-source" }, model.get("title"))), this.status);
-    this.load().catch((error) => this.fail(error));
+    super(model, el, { rootClass: "xw-dv" });
   }
 
-  section(title, note, table) {
-    return [h("div", { className: "xw-dv-section" }, title, h("span", { className: "xw-dv-note" }, note)),
-      h("div", { className: "xw-dv-body", dataset: { table: title } }, table.el)];
-  }
-
-  async load() {
-    const answer = await request(this.model, "report", {}, {
-      onBusy: () => { this.status.textContent = "Waiting for the kernel (a cell may be running)…"; },
-    });
-    if (!answer || this.disposed) return;
-    const r = answer.content;
-    if (r.message) {
-      this.status.replaceChildren(h("div", { className: "xw-dv-message" }, r.message));
-      this.el.dataset.state = "message";
-      this.el.dataset.ready = "1";
-      return;
-    }
-    this.status.textContent = "";
-    const charts = h("div", { className: "xw-dv-charts" });
+  build() {
+    const s = this.summary;
+    const head = h("div", { className: "xw-tool-head" },
+      h("div", { className: "xw-tool-title" }, "Distributed ", h("span", {}, s.source ?? "")),
+      s.message ? null : tiles(summaryTiles(s)));
+    this.chartBox.classList.add("xw-chart-wide");
     this.tables = {
-      kinds: new DataTable({ columns: KIND_COLUMNS, rows: rowsOf(r.kinds), sort: { key: "total_us", descending: true },
+      kinds: new DataTable({ columns: KIND_COLUMNS, sort: { key: "total_us", descending: true },
         csvName: "collectives_by_kind.csv", placeholder: "Filter by collective or family" }),
-      skew: new DataTable({ columns: SKEW_COLUMNS, rows: rowsOf(r.skew), sort: { key: "first_start_us", descending: false },
+      skew: new DataTable({ columns: SKEW_COLUMNS, sort: { key: "first_start_us", descending: false },
         csvName: "collective_skew.csv", placeholder: "Filter by collective or group" }),
-      stragglers: new DataTable({ columns: STRAGGLER_COLUMNS, rows: rowsOf(r.stragglers),
-        sort: { key: "wait_caused_us", descending: true }, csvName: "stragglers.csv", placeholder: "Filter by rank" }),
+      stragglers: new DataTable({ columns: STRAGGLER_COLUMNS, sort: { key: "wait_caused_us", descending: true },
+        csvName: "stragglers.csv", placeholder: "Filter by rank" }),
     };
-    this.el.append(h("div", { className: "xw-dv-tiles" }, summaryTiles(r.summary)), charts,
-      ...this.section("Collectives by kind", "bandwidths as nccl-tests defines them", this.tables.kinds),
-      ...this.section("Each collective across ranks", "the i-th of a process group on every rank", this.tables.skew),
-      ...this.section("Stragglers", "who arrived last, and what it cost the others", this.tables.stragglers));
-    this.el.dataset.ready = "1";
-    const items = [];
-    if (r.charts.ranks) items.push({ key: "ranks", title: "GPU time by rank", item: r.charts.ranks });
-    if (r.charts.stragglers) items.push({ key: "stragglers", title: "Waiting caused", item: r.charts.stragglers });
-    this.views = await drawCharts(this.model, charts, items, this.abort.signal);
-    this.el.dataset.charts = String(this.views.length);
+    const section = (key, title) => [h("h4", {}, title), h("div", { dataset: { table: key } }, this.tables[key].el)];
+    this.body = h("div", { className: "xw-body" },
+      ...section("kinds", "Collectives by kind (bandwidths as nccl-tests defines them)"),
+      ...section("skew", "Each collective across ranks (the i-th of a process group on every rank)"),
+      ...section("stragglers", "Stragglers: who arrived last, and what it cost the others"));
+    return [head, this.chartBox, this.body];
   }
 
-  fail(error) {
-    if (this.disposed) return;
-    const text = error instanceof RequestError ? error.message : String(error?.message ?? error);
-    this.status.replaceChildren(h("span", { className: "xw-dv-error" }, text));
-    this.el.dataset.ready = "error";
-  }
-
-  dispose() {
-    this.disposed = true;
-    this.abort.abort();
-    clearCharts(this.views);
+  show(content) {
+    if (content.message) {
+      this.body.replaceChildren(h("div", { className: "xw-message" }, content.message));
+      return [];
+    }
+    for (const key of Object.keys(this.tables)) this.tables[key].setRows(rowsOf(content[key]));
+    const charts = [];
+    if (content.charts.ranks) charts.push({ key: "ranks", title: "GPU time by rank", item: content.charts.ranks });
+    if (content.charts.stragglers) charts.push({ key: "stragglers", title: "Waiting caused", item: content.charts.stragglers });
+    return charts;
   }
 }
