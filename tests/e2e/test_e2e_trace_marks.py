@@ -91,6 +91,8 @@ def test_pin_hide_and_bookmarks(app_name, request):
     assert widget.get_attribute("data-top-row") == pinned_label
     assert label_tip(page, widget, AXIS_H + ROW / 2) == pinned_label
     assert label_tip(page, widget, AXIS_H + ROW + 4) != under
+    page.mouse.move(box["x"] + 5, box["y"] + box["height"] + 30)  # off the canvas: no tooltip
+    widget.locator(".xw-tv-tip").wait_for(state="hidden", timeout=5_000)
     harness.screenshot(widget, f"trace_marks_pinned_{app_name}")
 
     # Bookmarks: B at a quarter and at six tenths of the timeline.
