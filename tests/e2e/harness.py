@@ -335,6 +335,15 @@ class NotebookApp:
         )
         return page
 
+    def show(self, name: str, cells: list[str], ready: str, width: int | None = None):
+        """Writes the notebook `name`, runs it and waits for `ready` (`wait_ready`), the window
+        `width` px wide when given; the page."""
+        page = self.open_and_run(self.notebook(name, cells))
+        if width is not None:
+            page.set_viewport_size({"width": width, "height": 900})
+        self.wait_ready(page, ready)
+        return page
+
     def wait_ready(self, page, selector: str, timeout: float = 90.0) -> float:
         """Wait for `selector` (a widget's drawn marker); seconds since run-all started.
 
@@ -375,6 +384,16 @@ def screenshot(locator, name: str) -> Path:
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOC_IMAGES / path.name)
     return path
+
+
+def picture(page, locator, name: str, width: int = 1280, settle_ms: int = 600) -> Path:
+    """Screenshot a whole widget: the window made tall enough that the notebook does not scroll
+    it, then `settle_ms` for Bokeh to redraw at the new size."""
+    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
+    page.set_viewport_size({"width": width, "height": int(height) + 400})
+    locator.scroll_into_view_if_needed()
+    page.wait_for_timeout(settle_ms)
+    return screenshot(locator, name)
 
 
 RUN_IN_KERNEL = """async (code) => {

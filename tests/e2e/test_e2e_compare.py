@@ -27,8 +27,7 @@ def windows(page) -> list[tuple[float, float]]:
 def open_comparison(app, name: str, before: str, after: str, where=PAIRS):
     cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(where / before)!r}, "
              f"{str(where / after)!r})\ncmp")]
-    page = app.open_and_run(app.notebook(f"{name}.ipynb", cells))
-    app.wait_ready(page, READY)
+    page = app.show(f"{name}.ipynb", cells, READY)
     page.wait_for_function(TRACES_READY, timeout=60_000)
     return page, page.locator(".xw-compare")
 
@@ -156,8 +155,7 @@ def test_a_run_without_steps_says_so_in_the_steps_tab(lab):
     cells = [("import xprof_widgets as xw\n"
              f"cmp = xw.compare({str(PAIRS / 'loader_fast.xplane.pb')!r}, "
              f"{str(PAIRS.parent / 'tpu_v6e_inference.xplane.pb')!r})\ncmp")]
-    page = lab.open_and_run(lab.notebook("compare_no_steps.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("compare_no_steps.ipynb", cells, READY)
     message = page.locator(".xw-compare [data-panel='steps'] .xw-cmp-message").inner_text()
     assert "(after) has no steps" in message and "StepTraceAnnotation" in message
     assert "not aligned" in page.locator(".xw-cmp-traces").inner_text()
@@ -217,8 +215,7 @@ def test_both_timelines_list_the_same_rows_in_the_same_order(lab):
     the thread only the fast run has is an empty row in before, named so."""
     cells = [(f"import xprof_widgets as xw\ncmp = xw.compare({str(PAIRS / 'loader_slow.xplane.pb')!r}, "
               f"{str(PAIRS / 'loader_fast.xplane.pb')!r}, trace_height=520)\ncmp")]
-    page = lab.open_and_run(lab.notebook("compare_rows.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("compare_rows.ipynb", cells, READY)
     page.wait_for_function(TRACES_READY, timeout=60_000)
     page.set_viewport_size({"width": 1280, "height": 1400})
     traces = page.locator(".xw-cmp-traces")

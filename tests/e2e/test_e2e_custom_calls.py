@@ -17,8 +17,7 @@ FIRST_CALL = ("e = tv.profile.events(track='/device:TPU:0/XLA Ops', name='^custo
 @pytest.mark.e2e
 def test_llo_lines_in_the_trace_viewer(lab):
     cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(FIXTURE)!r}, height=640)\ntv"]
-    page = lab.open_and_run(lab.notebook("custom_calls_trace.ipynb", cells))
-    lab.wait_ready(page, TV_READY)
+    page = lab.show("custom_calls_trace.ipynb", cells, TV_READY)
     widget = page.locator(".xw-trace-viewer")
     names = harness.run_in_kernel(page, (
         "t = tv.profile.tracks; c = t[(t.section == '/device:TPU:0')]\n"
@@ -49,8 +48,7 @@ def test_llo_lines_in_the_trace_viewer(lab):
 @pytest.mark.e2e
 def test_perf_counters_table_in_notebook7(notebook7):
     cells = [f"import xprof_widgets as xw\npc = xw.PerfCounters({str(FIXTURE)!r})\npc"]
-    page = notebook7.open_and_run(notebook7.notebook("perf_counters.ipynb", cells))
-    notebook7.wait_ready(page, PC_READY)
+    page = notebook7.show("perf_counters.ipynb", cells, PC_READY)
     widget = page.locator(".xw-pc")
     assert "Counter samples\n14" in widget.locator(".xw-tiles").inner_text()
     table = widget.locator(".xw-dt")

@@ -18,15 +18,6 @@ COLUMN = """(i) => [...document.querySelectorAll('.xw-ip-table tbody tr')]
 
 
 
-def picture(page, widget, name: str) -> None:
-    """Screenshot the whole widget: a window tall enough that Lab does not scroll it."""
-    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    widget.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)  # Bokeh redraws at the new size
-    harness.screenshot(widget, name)
-
-
 def open_widget(lab, name: str, source: str):
     cells = [f"import xprof_widgets as xw\nip = xw.InputPipeline({source})\nip"]
     page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
@@ -67,7 +58,7 @@ def test_input_pipeline_demo_profile(lab):
     totals = [float(v) for v in page.evaluate(COLUMN, 2)]
     assert totals == sorted(totals, reverse=True)
     heads.nth(4).click()  # back to the default order for the picture
-    picture(page, widget, "input_pipeline")
+    harness.picture(page, widget, "input_pipeline")
 
 
 @pytest.mark.e2e
@@ -81,7 +72,7 @@ def test_input_pipeline_without_steps_says_how_to_mark_them(lab):
     # The host side still shows what it found.
     assert page.evaluate(COLUMN, 0) == ["DevicePut"]
     assert widget.locator("[data-chart='host'] canvas").count() >= 1
-    picture(page, widget, "input_pipeline_no_steps")
+    harness.picture(page, widget, "input_pipeline_no_steps")
 
 
 @pytest.mark.e2e

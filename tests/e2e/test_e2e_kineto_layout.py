@@ -14,12 +14,8 @@ WIDTH = 1400
 
 
 def picture(page, locator, name: str) -> None:
-    """Screenshot a widget at 1,400 px, the window tall enough that the notebook does not scroll it."""
-    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": WIDTH, "height": int(height) + 400})
-    locator.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
-    harness.screenshot(locator, name)
+    """Screenshot a widget at 1,400 px (harness.picture)."""
+    harness.picture(page, locator, name, width=WIDTH)
 
 
 def kernel(page, code: str) -> str:
@@ -31,9 +27,7 @@ def kernel(page, code: str) -> str:
 def test_kernel_stats_kineto_layout(request, app_name):
     app = request.getfixturevalue(app_name)
     cells = [f"import xprof_widgets as xw\nks = xw.KernelStats({str(NCCL)!r})\nks"]
-    page = app.open_and_run(app.notebook(f"kineto_layout_ks_{app_name}.ipynb", cells))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
-    app.wait_ready(page, ".xw-ks[data-ready='1']")
+    page = app.show(f"kineto_layout_ks_{app_name}.ipynb", cells, ".xw-ks[data-ready='1']", width=WIDTH)
     widget = page.locator(".xw-ks")
     widget.locator("tbody tr").first.wait_for(timeout=30_000)
     widget.locator(".xw-chart[data-drawn='1'] .xw-pie-legend").wait_for(timeout=30_000)
@@ -74,9 +68,7 @@ def test_kernel_stats_kineto_layout(request, app_name):
 @pytest.mark.e2e
 def test_trace_viewer_kineto_layout(lab):
     cells = [f"import xprof_widgets as xw\ntv = xw.TraceViewer({str(DLRM)!r})\ntv"]
-    page = lab.open_and_run(lab.notebook("kineto_layout_tv.ipynb", cells))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
-    lab.wait_ready(page, ".xw-trace-viewer[data-ready='1']")
+    page = lab.show("kineto_layout_tv.ipynb", cells, ".xw-trace-viewer[data-ready='1']", width=WIDTH)
     page.wait_for_timeout(1000)
     widget = page.locator(".xw-trace-viewer")
     picture(page, widget, "kineto_layout_trace_viewer")
@@ -126,9 +118,7 @@ STEP_TICKS = """() => {
 def test_one_step_charts_tick_whole_steps(lab):
     trace = next(DLRM.glob("worker0_*"))
     cells = [f"import xprof_widgets as xw\nip = xw.InputPipeline({str(trace)!r})\nip"]
-    page = lab.open_and_run(lab.notebook("kineto_layout_ip.ipynb", cells))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
-    lab.wait_ready(page, ".xw-ip[data-ready='1']")
+    page = lab.show("kineto_layout_ip.ipynb", cells, ".xw-ip[data-ready='1']", width=WIDTH)
     widget = page.locator(".xw-ip")
     assert "1 step" in widget.locator(".xw-ip-summary").inner_text()
     page.locator(".xw-ip [data-chart='steps'] canvas").first.wait_for(timeout=30_000)

@@ -12,15 +12,6 @@ NCCL = harness.REPO / "tests" / "data" / "public" / "hta" / "nccl_parser_config"
 APPS = ["lab", "notebook7"]
 
 
-def picture(page, locator, name: str) -> None:
-    """Screenshot a widget in a window tall enough that the notebook does not scroll it."""
-    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    locator.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    harness.screenshot(locator, name)
-
-
 def cards(page) -> dict[str, str]:
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
         '.xw-overview .xw-ov-card[data-card]')].map((c) => [c.dataset.card, c.innerText]))""")
@@ -40,8 +31,7 @@ def selected_tab(page, wanted: str) -> str:
 def test_kineto_overview_and_kernel_breakdown(request, app_name):
     app = request.getfixturevalue(app_name)
     cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(NCCL)!r})\nsuite"]
-    page = app.open_and_run(app.notebook(f"kineto_overview_{app_name}.ipynb", cells))
-    app.wait_ready(page, ".xw-overview .xw-ov-card")
+    page = app.show(f"kineto_overview_{app_name}.ipynb", cells, ".xw-overview .xw-ov-card")
     page.wait_for_selector(".xw-ov-card[data-card='gpu-idle']", timeout=30_000)
     text = cards(page)
     assert "GPU time breakdown" in text["gpu-temporal"]
@@ -68,7 +58,7 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     assert "Kernel 38.552 ms (17.3%)" in steps and "Runtime 10.049 ms" in steps
     gpu = page.locator("[data-table='torch-gpu'] tbody td").all_inner_texts()
     assert gpu == ["0", "23.3%", "16.9%", "35.3%"]
-    picture(page, page.locator(".xw-overview"), f"overview_kineto_{app_name}")
+    harness.picture(page, page.locator(".xw-overview"), f"overview_kineto_{app_name}")
 
     advice = page.locator(".xw-ov-advice li", has_text="GPU idle 77.2%")
     button = advice.locator("button.xw-link")
@@ -86,7 +76,7 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     rows = breakdown.locator("tbody tr")
     assert rows.count() == int(harness.run_in_kernel(
         page, "print(len(suite._tools['kernel_stats'].kernel_breakdown()))"))
-    picture(page, page.locator(".xw-ks"), f"kernel_stats_kineto_{app_name}")
+    harness.picture(page, page.locator(".xw-ks"), f"kernel_stats_kineto_{app_name}")
 
 
 CPU_ONLY = harness.REPO / "tests" / "data" / "public" / "hta" / "cpu_only" / \
@@ -97,12 +87,11 @@ CPU_ONLY = harness.REPO / "tests" / "data" / "public" / "hta" / "cpu_only" / \
 def test_cpu_only_kineto_overview_has_the_host_parts_only(lab):
     """A CPU-only PyTorch trace: the plugin's breakdown draws its host parts, no GPU figures."""
     cells = [f"import xprof_widgets as xw\nxw.Overview({str(CPU_ONLY)!r})"]
-    page = lab.open_and_run(lab.notebook("kineto_overview_cpu_only.ipynb", cells))
-    lab.wait_ready(page, ".xw-overview .xw-ov-card")
+    page = lab.show("kineto_overview_cpu_only.ipynb", cells, ".xw-overview .xw-ov-card")
     card = page.locator(".xw-ov-card[data-card='torch-steps']")
     card.wait_for(timeout=30_000)
     legend = card.locator("[data-legend='torch-steps'] li").all_inner_texts()
     assert [item.split(" ")[0] for item in legend] == ["Communication", "DataLoader", "CPU", "Other"]
     assert card.locator("tbody [role='img'] span").count() == 4
     assert page.locator("[data-table='torch-gpu']").count() == 0
-    picture(page, card, "overview_kineto_cpu_only_lab")
+    harness.picture(page, card, "overview_kineto_cpu_only_lab")

@@ -50,21 +50,12 @@ PEAK_LABEL = """() => {
 
 def open_profile(app, name: str, source: str):
     cells = [f"import xprof_widgets as xw\nmp = xw.MemoryProfile({source})\nmp"]
-    page = app.open_and_run(app.notebook(f"{name}.ipynb", cells))
-    app.wait_ready(page, READY)
+    page = app.show(f"{name}.ipynb", cells, READY)
     return page, page.locator(".xw-mp")
 
 
 def wait_drawn(page, memory: str) -> None:
     page.wait_for_selector(f"{READY}[data-memory='{memory}']", timeout=20_000)
-
-
-def picture(page, widget, name: str) -> None:
-    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    widget.scroll_into_view_if_needed()
-    page.wait_for_timeout(600)  # Bokeh redraws at the new size
-    harness.screenshot(widget, name)
 
 
 def hover_at(page, ms: float) -> None:
@@ -95,7 +86,7 @@ def test_memory_profile_tpu_allocators(lab):
     page.wait_for_function("() => document.querySelector('.xw-mp-card').dataset.snapshot === '5'",
                            timeout=10_000)
     assert "allocation" in card.inner_text()
-    picture(page, widget, "memory_profile_tpu")
+    harness.picture(page, widget, "memory_profile_tpu")
 
     # The picker switches allocators; so does the trait, from Python.
     widget.locator("select").nth(1).select_option("2")
@@ -121,7 +112,7 @@ def test_memory_profile_tensorflow_cpu(lab):
     assert int(table.get_attribute("data-rows")) >= 1
     assert "unused preallocated" not in table.locator("tbody").inner_text()
     table.locator("input.xw-dt-filter").fill("")
-    picture(page, widget, "memory_profile_tf")
+    harness.picture(page, widget, "memory_profile_tf")
 
 
 @pytest.mark.e2e
@@ -134,7 +125,7 @@ def test_memory_profile_gpu_in_notebook7(notebook7):
     wait_drawn(page, "GPU_1_bfc")
     rows = int(widget.locator(".xw-dt").first.get_attribute("data-rows"))
     assert rows == int(harness.run_in_kernel(page, "print(len(mp.breakdown()))"))
-    picture(page, widget, "memory_profile_gpu_notebook7")
+    harness.picture(page, widget, "memory_profile_gpu_notebook7")
 
 
 @pytest.mark.e2e
@@ -154,8 +145,7 @@ def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
     shutil.copyfile(TF, run / "vm.xplane.pb")
     source = "import xprof_widgets as xw\nsuite = xw.Profiler('mp_logdir', tool='memory_profile')"
     cells = [f"{source}\nsuite"]
-    page = lab.open_and_run(lab.notebook("memory_profile_suite.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("memory_profile_suite.ipynb", cells, READY)
     widget = page.locator(".xw-mp")
     assert "Click the timeline" in widget.locator(".xw-mp-card").inner_text()
     times = page.evaluate(SOURCE, "x")
@@ -215,7 +205,7 @@ def test_memory_profile_pytorch_cuda_trace(lab):
     assert "TensorBoard plugin's Memory View" in widget.locator(".xw-mp-ops .xw-mp-section").inner_text()
     first = ops.locator("tbody tr").first.inner_text().split("\t")
     assert first[:4] == ["aten::mul", "2,295", "11.55 GiB", "11.55 GiB"]  # the plugin's numbers
-    picture(page, widget, "memory_profile_torch_cuda")
+    harness.picture(page, widget, "memory_profile_torch_cuda")
 
     widget.locator("select").nth(1).select_option("cpu")
     wait_drawn(page, "cpu")
@@ -235,7 +225,7 @@ def test_memory_profile_pytorch_cuda_trace(lab):
     assert page.evaluate(SOURCE, "free_visible") is False  # no reserved area to draw
     assert "records no reserved bytes" in widget.locator(".xw-mp-note").inner_text()
     assert table.get_attribute("data-hidden-columns") == "address"  # none in the trace
-    picture(page, widget, "memory_profile_torch_no_addr")
+    harness.picture(page, widget, "memory_profile_torch_no_addr")
 
 
 @pytest.mark.e2e
@@ -256,7 +246,7 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
     rows, first = expected.strip().split("\n")
     assert ops.get_attribute("data-rows") == rows
     assert ops.locator("tbody tr").first.inner_text().split("\t")[0] == first
-    picture(page, widget, "memory_profile_torch_cpu_notebook7")
+    harness.picture(page, widget, "memory_profile_torch_cpu_notebook7")
 
 
 @pytest.mark.e2e

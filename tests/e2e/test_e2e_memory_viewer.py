@@ -48,8 +48,7 @@ FRAME_WIDTH = """(key) => {
 
 def open_viewer(lab, name: str, source: str, extra: str = ""):
     cells = [f"import xprof_widgets as xw\nmv = xw.MemoryViewer({source}{extra})\nmv"]
-    page = lab.open_and_run(lab.notebook(f"{name}.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show(f"{name}.ipynb", cells, READY)
     return page, page.locator(".xw-mv")
 
 
@@ -57,15 +56,6 @@ def wait_drawn(page, module: str | None = None, space: str | None = None) -> Non
     selector = READY + (f"[data-module='{module}']" if module else "") + (
         f"[data-space='{space}']" if space else "")
     page.wait_for_selector(selector, timeout=20_000)
-
-
-def picture(page, widget, name: str) -> None:
-    """Screenshot the whole widget: a window tall enough that Lab does not scroll it."""
-    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    widget.scroll_into_view_if_needed()
-    page.wait_for_timeout(600)  # Bokeh redraws at the new size
-    harness.screenshot(widget, name)
 
 
 def bar_point(page, key: str, i: int) -> dict:
@@ -115,7 +105,7 @@ def test_memory_viewer_tpu_charts_hover_switch(lab):
     name = card.get_attribute("data-buffer")
     lifetime = page.evaluate(SOURCE_COLUMN, ["curve", "lifetime", "left"])
     assert len(lifetime) == 1
-    picture(page, widget, "memory_viewer_tpu")
+    harness.picture(page, widget, "memory_viewer_tpu")
 
     # A click pins the card; the link asks for the defining op in the Trace Viewer.
     point = bar_point(page, "size", 0)
@@ -174,7 +164,7 @@ def test_memory_viewer_cpu_profile(lab):
     card = widget.locator(".xw-mv-card[data-buffer]")
     card.wait_for(timeout=10_000)
     assert "demo.py" in card.inner_text()
-    picture(page, widget, "memory_viewer_cpu")
+    harness.picture(page, widget, "memory_viewer_cpu")
 
 
 @pytest.mark.e2e
@@ -185,7 +175,7 @@ def test_memory_viewer_without_hlo_protos_says_how_to_get_them(lab):
     assert "no HLO protos" in message and "jax.profiler.trace" in message
     assert widget.locator(".xw-mv-body").is_hidden()
     assert widget.locator("select").first.is_hidden()  # no module to choose
-    picture(page, widget, "memory_viewer_no_hlo")
+    harness.picture(page, widget, "memory_viewer_no_hlo")
 
 
 @pytest.mark.e2e
@@ -208,7 +198,7 @@ def test_memory_viewer_module_without_buffer_assignment(lab):
     message = widget.locator(".xw-mv-message").inner_text()
     assert "jit_step(1)" in message and "buffer assignment" in message
     assert "jax.profiler.trace" in message
-    picture(page, widget, "memory_viewer_no_buffer_assignment")
+    harness.picture(page, widget, "memory_viewer_no_buffer_assignment")
 
 
 @pytest.mark.e2e
@@ -234,7 +224,7 @@ def test_memory_viewer_large_module(lab):
     card.wait_for(timeout=10_000)
     assert "extra" in card.inner_text() and "model.py:" in card.inner_text()
     assert len(page.evaluate(SOURCE_COLUMN, ["curve", "lifetime", "left"])) == 1
-    picture(page, widget, "memory_viewer_large")
+    harness.picture(page, widget, "memory_viewer_large")
 
 
 @pytest.mark.e2e
@@ -244,8 +234,7 @@ def test_memory_viewer_in_the_suite_links_to_the_trace(lab):
     shutil.copyfile(CPU, run / "vm.xplane.pb")
     source = "import xprof_widgets as xw\nsuite = xw.Profiler('suite_logdir', tool='overview')"
     cells = [f"{source}\nsuite"]
-    page = lab.open_and_run(lab.notebook("memory_viewer_suite.ipynb", cells))
-    lab.wait_ready(page, "[data-ready='1']")
+    page = lab.show("memory_viewer_suite.ipynb", cells, "[data-ready='1']")
     page.locator(".lm-TabBar-tab", has_text="Memory Viewer").click()
     lab.wait_ready(page, READY)
     # Drawn while its tab was being shown: Bokeh laid the charts out at the tab's width.

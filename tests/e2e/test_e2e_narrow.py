@@ -39,8 +39,7 @@ def test_the_toolbar_scrolls_in_a_500px_cell(lab):
     cells = [("import ipywidgets\nimport xprof_widgets as xw\ntv = xw.TraceViewer("
               f"{str(TPU)!r}, height=300)\n"
               f"ipywidgets.Box([tv], layout=ipywidgets.Layout(width='{CELL_PX}px'))")]
-    page = lab.open_and_run(lab.notebook("trace_narrow.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("trace_narrow.ipynb", cells, READY)
     viewer = page.locator(".xw-trace-viewer")
     got = one_row(page, viewer)
     assert got["scroll"] > got["client"]  # more than fits: it scrolls, not wraps

@@ -11,15 +11,6 @@ DATA = harness.REPO / "tests" / "data"
 READY = ".xw-overview .xw-ov-card"
 
 
-def picture(page, locator, name: str) -> None:
-    """Screenshot the whole overview: a window tall enough that the notebook does not scroll it."""
-    height = locator.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    locator.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    harness.screenshot(locator, name)
-
-
 def cards(page) -> dict[str, str]:
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
         '.xw-overview .xw-ov-card[data-card]')].map((c) => [c.dataset.card, c.innerText]))""")
@@ -29,8 +20,7 @@ def cards(page) -> dict[str, str]:
 def test_overview_in_the_suite_links_recommendations_to_their_tools(lab):
     path = DATA / "synthetic_tpu.xplane.pb"
     cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(path)!r})\nsuite"]
-    page = lab.open_and_run(lab.notebook("overview_suite.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("overview_suite.ipynb", cells, READY)
     page.wait_for_selector(".xw-ov-card[data-card='framework-ops']", timeout=30_000)
     text = cards(page)
     assert "Run environment" in text["run"] and "Device cores\n4" in text["run"]
@@ -40,7 +30,7 @@ def test_overview_in_the_suite_links_recommendations_to_their_tools(lab):
     rows = page.locator(".xw-ov-card[data-card='framework-ops'] tbody tr")
     assert rows.count() == 10
     assert page.locator(".xw-ov-card[data-card='hlo-ops'] tbody tr").count() == 10
-    picture(page, page.locator(".xw-overview"), "overview_tpu")
+    harness.picture(page, page.locator(".xw-overview"), "overview_tpu")
 
     buttons = page.locator(".xw-ov-advice button.xw-link")
     assert buttons.first.inner_text() == "Open Input Pipeline"
@@ -62,8 +52,7 @@ def test_overview_in_the_suite_links_recommendations_to_their_tools(lab):
 def test_overview_of_a_cpu_run_in_notebook7(notebook7):
     path = DATA / "jax_cpu_demo.xplane.pb"
     cells = [f"import xprof_widgets as xw\nxw.Overview({str(path)!r})"]
-    page = notebook7.open_and_run(notebook7.notebook("overview_cpu.ipynb", cells))
-    notebook7.wait_ready(page, READY)
+    page = notebook7.show("overview_cpu.ipynb", cells, READY)
     page.wait_for_selector(".xw-ov-card[data-card='precision']", timeout=30_000)
     text = cards(page)
     assert "none (CPU only)" in text["run"] and "XLA thread" in text["run"]
@@ -72,4 +61,4 @@ def test_overview_of_a_cpu_run_in_notebook7(notebook7):
     assert text["precision"].startswith("Host compute precision") and "Host compute time" in text["precision"]
     assert page.locator(".xw-ov-advice button").count() == 0  # no suite: nothing to open
     assert "dot_general" in text["framework-ops"]
-    picture(page, page.locator(".xw-overview"), "overview_cpu_notebook7")
+    harness.picture(page, page.locator(".xw-overview"), "overview_cpu_notebook7")

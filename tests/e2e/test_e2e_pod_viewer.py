@@ -17,14 +17,6 @@ RANKS = [harness.REPO / "tests" / "data" / "public" / "hta" / "trace_filter" /
          f"sampled_rank-{rank}.json.gz" for rank in (0, 1)]
 
 
-def picture(page, widget, name: str) -> None:
-    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    widget.scroll_into_view_if_needed()
-    page.wait_for_timeout(600)  # Bokeh redraws at the new size
-    harness.screenshot(widget, name)
-
-
 def heatmap_rows(page) -> list[str]:
     return page.evaluate("""() => {
       const host = document.querySelector(".xw-pv [data-chart='heatmap']");
@@ -41,8 +33,7 @@ def test_pod_viewer_on_a_four_host_pod(lab):
     logdir.mkdir()
     run = write_synthetic(logdir, 40_000, kind="tpu", hosts=4, devices=2)
     cells = [f"import xprof_widgets as xw\npv = xw.PodViewer({str(run)!r})\npv"]
-    page = lab.open_and_run(lab.notebook("pod_viewer_pod.ipynb", cells))
-    lab.wait_ready(page, READY)
+    page = lab.show("pod_viewer_pod.ipynb", cells, READY)
     page.wait_for_selector(CHARTS, timeout=30_000)
     widget = page.locator(".xw-pv")
     assert widget.get_attribute("data-by") == "host"
@@ -55,7 +46,7 @@ def test_pod_viewer_on_a_four_host_pod(lab):
     table.locator("select[data-facet='host']").select_option("t1v-n-00000000-w-2")
     assert int(table.get_attribute("data-rows")) == rows // 4
     table.locator("select[data-facet='host']").select_option("")
-    picture(page, widget, "pod_viewer_tpu_pod")
+    harness.picture(page, widget, "pod_viewer_tpu_pod")
 
 
 @pytest.mark.e2e
@@ -70,8 +61,7 @@ def test_pod_viewer_flags_a_straggling_host_in_notebook7(notebook7, make_logdir)
     for name, data in (("w0", normal), ("w1", normal), ("w2", slow), ("w3", normal)):
         (run / f"{name}.xplane.pb").write_bytes(data)
     cells = [f"import xprof_widgets as xw\npv = xw.PodViewer({str(logdir)!r})\npv"]
-    page = notebook7.open_and_run(notebook7.notebook("pod_viewer_stragglers.ipynb", cells))
-    notebook7.wait_ready(page, READY)
+    page = notebook7.show("pod_viewer_stragglers.ipynb", cells, READY)
     page.wait_for_selector(CHARTS, timeout=30_000)
     widget = page.locator(".xw-pv")
     assert "Straggling steps of a host\n1" in widget.locator(".xw-pv-tiles").inner_text()
@@ -80,7 +70,7 @@ def test_pod_viewer_flags_a_straggling_host_in_notebook7(notebook7, make_logdir)
     assert table.get_attribute("data-rows") == "1"
     assert "w2" in table.locator("tbody").inner_text()
     table.locator("select[data-facet='straggler']").select_option("")
-    picture(page, widget, "pod_viewer_stragglers_notebook7")
+    harness.picture(page, widget, "pod_viewer_stragglers_notebook7")
 
 
 def chart_rows(page, key: str) -> list[str]:
@@ -109,8 +99,7 @@ def test_the_ranks_of_a_pytorch_run_as_one_pod(request, app_name):
         shutil.copyfile(path, run / path.name)
     cells = [f"import xprof_widgets as xw\npv = xw.PodViewer({str(run)!r})\npv",
              "tv = xw.TraceViewer(pv.profile)\ntv"]
-    page = app.open_and_run(app.notebook(f"pod_viewer_ranks_{app_name}.ipynb", cells))
-    app.wait_ready(page, READY)
+    page = app.show(f"pod_viewer_ranks_{app_name}.ipynb", cells, READY)
     page.wait_for_selector(CHARTS, timeout=30_000)
     widget = page.locator(".xw-pv")
     assert widget.get_attribute("data-by") == "host"
@@ -123,7 +112,7 @@ def test_the_ranks_of_a_pytorch_run_as_one_pod(request, app_name):
     table.locator("select[data-facet='host']").select_option("rank 1")
     assert table.get_attribute("data-rows") == "2"
     table.locator("select[data-facet='host']").select_option("")
-    picture(page, widget, f"pod_viewer_pytorch_ranks_{app_name}")
+    harness.picture(page, widget, f"pod_viewer_pytorch_ranks_{app_name}")
 
     # The Trace Viewer: each rank is its own host, its sections labelled with it.
     app.wait_ready(page, ".xw-trace-viewer[data-ready='1']")

@@ -11,8 +11,7 @@ TPU = harness.REPO / "tests" / "data" / "tpu_v6e_inference.xplane.pb"
 @pytest.mark.e2e
 def test_an_op_card_link_opens_the_trace_viewer_on_that_op(lab):
     cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({str(TPU)!r}, tool='op')\nsuite"]
-    page = lab.open_and_run(lab.notebook("suite_links.ipynb", cells))
-    lab.wait_ready(page, ".xw-op-profile[data-ready='1']")
+    page = lab.show("suite_links.ipynb", cells, ".xw-op-profile[data-ready='1']")
     table = page.locator(".xw-op-profile")
     table.locator("tr[data-kind='group']", has_text="loop fusion").locator("[data-toggle]").click()
     op = table.locator("tr[data-kind='op']").first
@@ -35,8 +34,7 @@ def test_an_op_card_link_opens_the_trace_viewer_on_that_op(lab):
 def test_the_overview_tab_draws_first(lab):
     synthetic = harness.REPO / "tests" / "data" / "synthetic_tpu.xplane.pb"
     cells = [f"import xprof_widgets as xw\nxw.Profiler({str(synthetic)!r})"]
-    page = lab.open_and_run(lab.notebook("suite_overview.ipynb", cells))
-    lab.wait_ready(page, ".xw-overview")
+    page = lab.show("suite_overview.ipynb", cells, ".xw-overview")
     page.wait_for_selector("[data-ready='1'] .xw-overview, .xw-overview", timeout=30_000)
     page.wait_for_function("() => document.querySelector('.xw-overview .xw-ov-card')",
                            timeout=30_000)

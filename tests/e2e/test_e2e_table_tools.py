@@ -68,12 +68,8 @@ def python_sees(page, expression: str, expected: str, tries: int = 20) -> bool:
 
 def picture(page, widget, name: str) -> None:
     """The whole widget in one picture, from its left edge."""
-    height = widget.evaluate("(el) => el.getBoundingClientRect().height")
-    page.set_viewport_size({"width": 1280, "height": int(height) + 400})
-    widget.scroll_into_view_if_needed()
     page.mouse.move(0, 0)
-    page.wait_for_timeout(600)  # Bokeh redraws at the new size
-    harness.screenshot(widget, name)
+    harness.picture(page, widget, name)
     page.set_viewport_size({"width": 1280, "height": 900})
 
 

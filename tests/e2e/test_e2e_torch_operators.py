@@ -30,9 +30,7 @@ def _headers(table) -> list[str]:
 def test_operator_view_on_a_kineto_trace(request, app_name):
     app = request.getfixturevalue(app_name)
     cells = [f"import xprof_widgets as xw\nfw = xw.FrameworkOpStats({str(DLRM)!r})\nfw"]
-    page = app.open_and_run(app.notebook(f"torch_operators_{app_name}.ipynb", cells))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
-    app.wait_ready(page, ".xw-fw[data-ready='1']")
+    page = app.show(f"torch_operators_{app_name}.ipynb", cells, ".xw-fw[data-ready='1']", width=WIDTH)
     widget = page.locator(".xw-fw")
     widget.locator("select.xw-fw-group").select_option("op")
     _ready(page, "op")
