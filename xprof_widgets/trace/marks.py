@@ -43,25 +43,23 @@ class TraceMarks:
 
     def pin(self, tracks: Iterable[int]) -> TraceMarks:
         """Pinned after those pinned before; a hidden track that is pinned shows again."""
-        new = [t for t in dict.fromkeys(tracks) if t not in self.pinned]
-        return replace(self, pinned=self.pinned + tuple(new),
-                       hidden=tuple(t for t in self.hidden if t not in new))
+        pinned = _appended(self.pinned, tracks)
+        return replace(self, pinned=pinned, hidden=_without(self.hidden, pinned))
 
     def unpin(self, tracks: Iterable[int] | None = None) -> TraceMarks:
         """Back in their sections (every pinned track when `tracks` is None)."""
-        drop = set(self.pinned if tracks is None else tracks)
-        return replace(self, pinned=tuple(t for t in self.pinned if t not in drop))
+        return replace(self, pinned=_without(self.pinned, self.pinned if tracks is None
+                                             else tracks))
 
     def hide(self, tracks: Iterable[int]) -> TraceMarks:
         """Hidden (and no longer pinned)."""
-        new = [t for t in dict.fromkeys(tracks) if t not in self.hidden]
-        return replace(self, hidden=self.hidden + tuple(new),
-                       pinned=tuple(t for t in self.pinned if t not in new))
+        hidden = _appended(self.hidden, tracks)
+        return replace(self, hidden=hidden, pinned=_without(self.pinned, hidden))
 
     def unhide(self, tracks: Iterable[int] | None = None) -> TraceMarks:
         """Shown again (every hidden track when `tracks` is None)."""
-        drop = set(self.hidden if tracks is None else tracks)
-        return replace(self, hidden=tuple(t for t in self.hidden if t not in drop))
+        return replace(self, hidden=_without(self.hidden, self.hidden if tracks is None
+                                             else tracks))
 
     def bookmark(self, name: str | None, start_us: float, end_us: float | None = None
                  ) -> TraceMarks:
@@ -99,6 +97,16 @@ class TraceMarks:
     def frame(self) -> pd.DataFrame:
         """The bookmarks as a DataFrame: name, start_us, end_us (µs after the profile start)."""
         return pd.DataFrame(list(self.bookmarks), columns=list(BOOKMARK_COLUMNS))
+
+
+def _appended(ids: tuple[int, ...], more: Iterable[int]) -> tuple[int, ...]:
+    """`ids` then those of `more` not in it, in order, once each."""
+    return tuple(dict.fromkeys([*ids, *more]))
+
+
+def _without(ids: tuple[int, ...], drop: Iterable[int]) -> tuple[int, ...]:
+    gone = set(drop)
+    return tuple(t for t in ids if t not in gone)
 
 
 def free_name(taken: Sequence[str]) -> str:
