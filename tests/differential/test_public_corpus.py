@@ -8,15 +8,21 @@ Nothing else may be raised.
 
 from __future__ import annotations
 
+import gzip
+import json
 import random
+import re
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from fixture_files import CHROME
 from recount import brute_depths, our_rows, recount_chrome, recount_xspace, shuffled_chrome
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.kineto_operators import has_operators
 from xprof_widgets.tools import TOOLS
 from xprof_widgets.widgets.profiler import Profiler
 
@@ -125,3 +131,101 @@ def test_the_suite_makes_every_tab_without_a_failure(path):
         assert failures == []
     finally:
         suite.close()
+
+
+# Issue 30 on every real GPU trace: what PyTorch users check first reads sensibly. Each check is
+# recounted from the file itself or bounded by a definition, not by our own code's answer.
+CHROME_TRACES = [p for p in TRACES if ".json" in p.name]
+GPU_XSPACES = [p for p in TRACES if p.name.endswith(".xplane.pb") and "tpu" not in str(p)]
+LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver", "Runtime", "Driver"}
+SURELY_TENSOR_CORES = re.compile(r"tensorop|wgmma|hmma|s1688|h884|_MI\d+x\d+x")
+"""Kernel names that can only mean MMA instructions (CUTLASS tensorop, Hopper wgmma, PTX hmma,
+cuBLAS's 1688/884 tile shapes, AMD MFMA tiles)."""
+NOT_PYTORCH_WORDS = ("tf.data", "grain", "TensorFlow", "XLA", "TPU", "tf.function")
+EPS_US = 1e-3  # 1 ns
+
+
+def kineto_events(path: Path) -> list[dict]:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    trace = json.loads(data)
+    return trace["traceEvents"] if isinstance(trace, dict) else trace
+
+
+@pytest.mark.parametrize("path", CHROME_TRACES, ids=ids(CHROME_TRACES))
+def test_pytorch_numbers_read_sensibly(path):
+    """Self time within total time (operators and XProf's table), device shares within 100% of
+    the GPU (however many streams overlap), every kernel whose launch call is in the file has an
+    owner, Tensor Core use is yes/no/unknown and yes where the name can only mean MMA, and the
+    advice speaks PyTorch, not TensorFlow or XLA."""
+    profile = opened(path)
+    stats = xw.FrameworkOpStats(profile)
+    table = stats.to_dataframe()
+    assert (table["total_self_time_us"] <= table["total_time_us"] + EPS_US).all()
+    for side in ("device", "host"):
+        shares = table.loc[table["host_or_device"].str.lower() == side,
+                           f"{side}_total_self_time_pct"]
+        assert ((shares >= 0) & (shares <= 100 + 1e-9)).all(), side
+        assert shares.sum() <= 100 + 1e-6 * len(shares), side
+    if has_operators(profile):
+        ops = stats.to_dataframe(group_by="op")
+        assert (ops["host_self_time_us"] <= ops["host_total_time_us"] + EPS_US).all()
+        assert (ops["device_self_time_us"] <= ops["device_total_time_us"] + EPS_US).all()
+
+    events = [e for e in kineto_events(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    kernels = [e for e in events if e.get("cat") in ("kernel", "Kernel")]
+    if kernels:
+        launched = {e["args"]["correlation"] for e in events
+                    if e.get("cat") in LAUNCH_CATEGORIES and "correlation" in e.get("args", {})}
+        orphans = sum(e.get("args", {}).get("correlation") not in launched for e in kernels)
+        rows = xw.KernelStats(profile).to_dataframe()
+        assert rows.loc[rows["op_name"] == "", "occurrences"].sum() <= orphans
+        use = rows["is_kernel_using_tensor_core"]
+        assert use.map(lambda v: v is None or isinstance(v, (bool, np.bool_))).all()
+        surely = rows["kernel_name"].str.contains(SURELY_TENSOR_CORES)
+        said_yes = use.map(lambda v: v is not None and bool(v))
+        assert said_yes[surely].all(), rows.loc[surely & ~said_yes, "kernel_name"].tolist()
+
+    advice = " ".join([r["text"] for r in xw.Overview(profile).data.recommendations]
+                      + [xw.InputPipeline(profile).recommendation()])
+    assert not [w for w in NOT_PYTORCH_WORDS if w in advice], advice
+
+
+@pytest.mark.parametrize("path", GPU_XSPACES, ids=ids(GPU_XSPACES))
+def test_device_shares_of_gpu_xspaces_stay_within_the_gpu(path):
+    table = xw.FrameworkOpStats(opened(path)).to_dataframe()
+    assert (table["total_self_time_us"] <= table["total_time_us"] + EPS_US).all()
+    shares = table.loc[table["host_or_device"] == "Device", "device_total_self_time_pct"]
+    assert ((shares >= 0) & (shares <= 100 + 1e-9)).all() and shares.sum() <= 100 + 1e-6 * len(shares)
+
+
+MEMORY_TRACES = [*CHROME_TRACES, *(p for p in CHROME if "torch" in p.name or "torch" in p.parent.name)]
+"""Besides the public traces, the PyTorch fixtures made here (the no-Addr one among them)."""
+
+
+@pytest.mark.parametrize("path", MEMORY_TRACES, ids=[p.name if p.parent.name == "data" else
+                                                     f"{p.parent.name}/{p.name}" for p in MEMORY_TRACES])
+def test_pytorch_memory_pairs_allocations_sanely(path):
+    """Where a trace has [memory] events: each free is paired at most once, with an allocation of
+    its size made before it; the curve never goes below 0; the peak's table (live allocations plus
+    what predates the trace, never negative) sums to the peak."""
+    profile = opened(path)
+    if b"[memory]" not in (gzip.decompress(path.read_bytes()) if path.suffix == ".gz"
+                           else path.read_bytes()):
+        pytest.skip("no [memory] events (recorded without profile_memory=True)")
+    memory = xw.MemoryProfile(profile)
+    for row in memory.summary().itertuples():
+        timeline = memory.timeline(row.memory_id)
+        assert (timeline["heap_allocated_bytes"] >= 0).all(), row.memory_id
+        frees = timeline[timeline["activity"] != "allocation"]
+        paired = frees.loc[frees["paired_event"] >= 0]
+        assert paired["paired_event"].is_unique, row.memory_id
+        made = timeline.set_index("event").loc[paired["paired_event"]]
+        assert (made["activity"] == "allocation").all()
+        assert (made["allocation_bytes"].to_numpy() == paired["allocation_bytes"].to_numpy()).all()
+        assert (made["time_us"].to_numpy() <= paired["time_us"].to_numpy()).all()
+        table = memory.breakdown(row.memory_id)
+        assert (table["allocation_bytes"] >= 0).all()
+        assert int((table["allocation_bytes"] * table["occurrences"]).sum()) == row.peak_heap_bytes
+        assert row.live_allocations <= row.num_allocs

@@ -19,13 +19,21 @@ def framework(profile: Profile) -> str | None:
 
     names = pd.concat([profile.sections["name"], profile.built_tracks["name"]]).astype(str)
     modules = profile.hlo_modules["name"].astype(str)
-    if ".pt.trace.json" in str(profile.source) or names.str.contains("PyTorch").any():
+    if (".pt.trace.json" in str(profile.source) or names.str.contains("PyTorch").any()
+            or _has_torch_ops(profile)):
         return "PyTorch"
     if modules.str.match(r"(jit|pmap|xmap)_").any() or names.str.contains("PjRt|pjrt").any():
         return "JAX"
     if names.str.match(r"tf_(Compute|data_)").any() or modules.str.match(r"a_inference_").any():
         return "TensorFlow"
     return None
+
+
+def _has_torch_ops(profile: Profile) -> bool:
+    """Whether an event is of Kineto's category for PyTorch's ops (`cpu_op`; `Operator` before
+    2022): a trace saved under another name, its processes unnamed, still says who wrote it."""
+    return any(isinstance(stats, dict) and stats.get("category") in ("cpu_op", "Operator")
+               for stats in profile.metadata["stats"])
 
 
 _XLA_ADVICE = {
