@@ -173,7 +173,7 @@ def _evaluate(values: np.ndarray, column: dict[int, int]) -> tuple[np.ndarray, n
     sums = values @ weights  # uint64, wrapping as XProf's sums do
     divisor = np.array([m.divisor for m in _METRICS], np.float64)
     achieved = sums.astype(np.float64) / divisor
-    hbm = [m for m, metric in enumerate(_METRICS) if metric.name.startswith("HBM Rd+Wr")][0]
+    hbm = next(m for m, metric in enumerate(_METRICS) if metric.name.startswith("HBM Rd+Wr"))
     peak = np.empty_like(achieved)
     for m, metric in enumerate(_METRICS):
         kind, *args = metric.peak
@@ -236,7 +236,7 @@ def utilization_part(profile: Profile) -> pd.DataFrame:
             continue
         events, value, counter = events[keep], value[keep], counter[keep]
         line = own.loc[profile.track_of(events), "line_id"].to_numpy(np.int64)
-        samples, sample_at = np.unique(line, return_inverse=True)  # XProf: lines in file order
+        samples, sample_at = np.unique(line, return_inverse=True)  # by id (XProf: file order)
         counters, counter_at = np.unique(counter, return_inverse=True)
         matrix = np.zeros((samples.shape[0], counters.shape[0]), np.uint64)
         matrix[sample_at.reshape(-1), counter_at.reshape(-1)] = value  # a repeat: the last wins

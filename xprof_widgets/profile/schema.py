@@ -78,7 +78,12 @@ _HLO = {
                              "ConvolutionDimensionNumbers", False),
                             ("dot_dimension_numbers", 30, "DotDimensionNumbers", False),
                             ("id", 35, "int64", False), ("operand_ids", 36, "int64", True),
-                            ("called_computation_ids", 38, "int64", True)],
+                            ("called_computation_ids", 38, "int64", True),
+                            # a DCN send/recv's pairing and rendezvous (megascale_stats)
+                            ("channel_id", 26, "int64", False),
+                            ("frontend_attributes", 68, "FrontendAttributes", False)],
+    "FrontendAttributes": [("map", 1, "FrontendAttributes.MapEntry", True)],
+    "FrontendAttributes.MapEntry": [("key", 1, "string", False), ("value", 2, "string", False)],
     "ShapeProto": [("element_type", 2, "int32", False), ("dimensions", 3, "int64", True),
                    ("tuple_shapes", 4, "ShapeProto", True), ("layout", 5, "LayoutProto", False),
                    ("is_dynamic_dimension", 6, "bool", True)],
@@ -195,7 +200,7 @@ def _message_classes(fdp: descriptor_pb2.FileDescriptorProto, names: list[str]) 
 )
 (HloProto, HloModuleProto, HloInstructionProto, ShapeProto, BufferAssignmentProto,
  HeapSimulatorTrace, StackFrameIndexProto) = _message_classes(
-    _file_descriptor("xprof_widgets/hlo.proto", "xla", _HLO, {}, set()),
+    _file_descriptor("xprof_widgets/hlo.proto", "xla", _HLO, {}, {"FrontendAttributes.MapEntry"}),
     ["HloProto", "HloModuleProto", "HloInstructionProto", "ShapeProto", "BufferAssignmentProto",
      "HeapSimulatorTrace", "StackFrameIndexProto"],
 )

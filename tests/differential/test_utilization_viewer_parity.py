@@ -1,0 +1,74 @@
+"""The utilization viewer against XProf 2.24's `utilization_viewer`, live, on the synthetic
+counter samples under tests/data/xprof_counters (tests/data/make/xprof_counters.py): planes,
+lines and stats exactly as XProf's converter reads them.
+
+Equal: every row of every TPU v6e chip, in XProf's order, numbers to the bit. Rules we chose
+(docs/utilization_viewer.md), asserted here:
+
+- Host: XProf's host column is always 0; ours is the host's name.
+- TPU v7x: XProf reads its counters too; we leave such a plane out with a warning naming it.
+- `utilization` (achieved / peak) is a column of ours.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import xprof_oracle
+
+import xprof_widgets as xw
+from xprof_widgets import tools
+from xprof_widgets.analysis.utilization_viewer import analyze_utilization
+
+pytest.importorskip("xprof.convert.raw_to_tool_data")
+
+PATH = Path(__file__).parents[1] / "data" / "xprof_counters" / "synthetic_tpu_counters.xplane.pb"
+V7X_DEVICE = 2.0
+
+
+@pytest.fixture(scope="module")
+def both():
+    doc = xprof_oracle.run(PATH, "utilization_viewer")
+    assert [c["id"] for c in doc["cols"]] == ["host", "device", "sample", "node", "name",
+                                             "achieved", "peak", "unit"]
+    theirs = [tuple(cell.get("v") for cell in row["c"]) for row in doc["rows"]]
+    profile = xw.open_profile(PATH)
+    return profile, analyze_utilization(profile), theirs
+
+
+def test_every_v6e_row_equal(both):
+    _, ours, theirs = both
+    mine = [(0.0, float(d), float(s), float(n), name, a, p, u) for _, d, s, n, name, a, p, u, _
+            in ours.itertuples(index=False)]
+    assert mine == [r for r in theirs if r[1] != V7X_DEVICE]
+    assert len(mine) == 262 and {r[4] for r in mine} >= {"MXU BF16", "HBM Rd+Wr - core 0",
+                                                         "ICI (Read)", "SCS: Smisc Slot"}
+    # the sample without TensorCore cycles has only SparseCore rows; the one without HBM
+    # traffic no read/write split
+    per_sample = ours.groupby(["device", "sample"]).size().to_dict()
+    assert per_sample == {(0, 1): 58, (0, 2): 58, (0, 3): 32, (1, 1): 58, (1, 2): 56}
+
+
+def test_rule_host_is_named(both):
+    _, ours, theirs = both
+    assert {r[0] for r in theirs} == {0.0}
+    assert set(ours["host"]) == {"synthetic_tpu_counters"}
+
+
+def test_rule_v7x_left_out_with_a_warning(both):
+    profile, ours, theirs = both
+    v7x = [r for r in theirs if r[1] == V7X_DEVICE]
+    assert len(v7x) == 64 and V7X_DEVICE not in set(ours["device"].astype(float))
+    assert any("/device:TPU:2 is a TPU v7x" in w for w in profile.warnings)
+
+
+def test_offered_as_xprof_lists_it(both, tmp_path):
+    profile, _, _ = both
+    from xprof.convert import raw_to_tool_data
+
+    copy = tmp_path / "plugins" / "profile" / "run" / PATH.name
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(PATH.read_bytes())
+    assert "utilization_viewer" in raw_to_tool_data.xspace_to_tool_names([str(copy)])
+    assert "utilization_viewer" in {t.key for t in tools.offered(profile)}
