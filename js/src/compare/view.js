@@ -8,6 +8,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { request } from "../lib/transport.js";
 import { AFTER, BEFORE, CSS } from "./style.js";
+import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-compare-style";
 const TABS = [["steps", "Steps"], ["ops", "Ops"], ["memory", "Memory"]];
@@ -42,12 +43,7 @@ const SE_TITLE = "The change in standard errors of the two runs' own spread; bey
 export class CompareView {
   constructor(model, el) {
     ensureStyle();
-    this.model = model;
-    this.el = el;
-    this.abort = new AbortController();
-    this.views = [];
-    this.disposed = false;
-    el.classList.add("xw-compare");
+    startView(this, model, el, "xw-compare");
     const title = model.get("title");
     this.status = h("div", { className: "xw-cmp-status" }, "Comparing…");
     this.summary = h("p", { className: "xw-cmp-summary" });

@@ -12,6 +12,7 @@ import { clearCharts, drawCharts } from "../charts/embed.js";
 import { h } from "./dom.js";
 import { RequestError, request } from "./transport.js";
 import { toolCSS } from "./toolstyle.js";
+import { startView } from "./view_state.js";
 
 /** A row of labelled values: [[label, value, title], ...]. */
 export function tiles(list) {
@@ -31,15 +32,10 @@ export function traitBox(model, trait, label, title) {
 
 export class ToolView {
   constructor(model, el, { rootClass, method = "table", traits = [] }) {
-    this.model = model;
-    this.el = el;
+    startView(this, model, el, rootClass);
     this.method = method;
     this.traits = traits;
-    this.abort = new AbortController();
-    this.views = [];
-    this.disposed = false;
     this.summary = model.get("_summary") ?? {};
-    el.classList.add(rootClass);
     this.status = h("div", { className: "xw-status" });
     this.chartBox = h("div", { className: "xw-charts" });
     const parts = this.build();

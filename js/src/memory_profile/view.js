@@ -9,6 +9,7 @@ import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { TimelineChart } from "./chart.js";
 import { decodeSnapshots, hexAddress, snapshotAt, snapshotRows } from "./snapshots.js";
 import { CSS } from "./style.js";
+import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-memory-profile-style";
 const COLUMNS = [
@@ -90,14 +91,10 @@ export function summaryTiles(s, kind = "allocator") {
 export class MemoryProfileView {
   constructor(model, el) {
     ensureStyle();
-    this.model = model;
-    this.el = el;
-    this.abort = new AbortController();
-    this.disposed = false;
+    startView(this, model, el, "xw-mp");
     this.charts = null;
     this.errorClass = "xw-mp-error";
     this.snapshots = null;
-    el.classList.add("xw-mp");
     el.dataset.ready = "0";
     this.build();
     if (model.get("_error")) {

@@ -12,6 +12,7 @@ import { BAR_KEYS, Charts } from "./charts.js";
 import { TYPE_COLORS } from "./colors.js";
 import { CSS } from "./style.js";
 import { summaryContent } from "./summary.js";
+import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-memory-viewer-style";
 const BAR_LABELS = { program: "program order", size: "size", padding: "padding" };
@@ -29,16 +30,12 @@ function moduleText(label) {
 export class MemoryViewerView {
   constructor(model, el) {
     ensureStyle();
-    this.model = model;
-    this.el = el;
-    this.abort = new AbortController();
-    this.disposed = false;
+    startView(this, model, el, "xw-mv");
     this.charts = null;
     this.errorClass = "xw-mv-error";
     this.hovered = null;
     this.pinned = null;
     this.linkSent = null;
-    el.classList.add("xw-mv");
     el.dataset.ready = "0";
     this.build();
     if (model.get("_error")) {

@@ -10,6 +10,7 @@ import { linkButton } from "../lib/links.js";
 import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
 import { OpTable, rowsOf } from "./table.js";
+import { startView } from "../lib/view_state.js";
 
 const CONTROLS = ["group_by", "sort_by", "ops_shown", "top_90", "exclude_idle", "name_filter"];
 const GROUPS = [["program", "Program"], ["category", "Category"], ["provenance", "Framework op"]];
@@ -18,14 +19,10 @@ const FILTER_DELAY_MS = 250;
 
 export class OpProfileView {
   constructor(model, el) {
-    this.model = model;
-    this.el = el;
-    this.disposed = false;
-    this.abort = new AbortController();
+    startView(this, model, el, "xw-op-profile");
     this.details = new Map(); // op -> details answer (or a promise of it)
     this.pinned = null;
     this.summary = model.get("_summary") ?? {};
-    el.classList.add("xw-op-profile");
     if (this.summary.error) {
       this.showNoOps(this.summary.error);
       return;

@@ -6,6 +6,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { RequestError, request } from "../lib/transport.js";
 import { CSS } from "./style.js";
+import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-pod-viewer-style";
 
@@ -49,12 +50,7 @@ export function tableColumns(parts) {
 export class PodViewerView {
   constructor(model, el) {
     ensureStyle();
-    this.model = model;
-    this.el = el;
-    this.abort = new AbortController();
-    this.views = [];
-    this.disposed = false;
-    el.classList.add("xw-pv");
+    startView(this, model, el, "xw-pv");
     el.dataset.ready = "0";
     this.status = h("div", { className: "xw-pv-status" }, "Breaking the steps down…");
     el.replaceChildren(h("div", { className: "xw-pv-head" }, h("span", { className: "xw-pv-title" }, "Pod viewer"),
