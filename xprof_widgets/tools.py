@@ -66,6 +66,10 @@ TOOLS: tuple[Tool, ...] = (
          lambda p: _has("distributed", p)),
     Tool("perf_counters", "Perf Counters", ".widgets.perf_counters", "PerfCounters",
          lambda p: _has("perf_counters", p)),
+    Tool("utilization_viewer", "Utilization Viewer", ".widgets.utilization_viewer",
+         "UtilizationViewer", lambda p: _has("utilization_viewer", p)),
+    Tool("megascale_stats", "Megascale Stats", ".widgets.megascale_stats", "MegascaleStats",
+         lambda p: _has("megascale_stats", p)),
 )
 KEYS = tuple(t.key for t in TOOLS)
 

@@ -1,0 +1,2 @@
+// Entry point of xprof_widgets/static/utilization_viewer.js (the UtilizationViewer widget).
+export { default } from "./utilization_viewer/index.js";
