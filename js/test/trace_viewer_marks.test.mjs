@@ -8,6 +8,7 @@ import {
   DEPTH_H, SECTION_H, TRACK_PAD, buildLayout, labelButtonAt, rowAtScreen, screenTop, tablesOf,
 } from "../src/trace_viewer/layout.js";
 import { bookmarkView, freeName, markMethods, stepBookmark } from "../src/trace_viewer/marks.js";
+import { boxRows } from "../src/trace_viewer/selection.js";
 
 // Two GPUs of two streams each, and a host of one thread.
 const SUMMARY = {
@@ -54,6 +55,20 @@ test("pinned rows stay under the axis while the others scroll beneath them", () 
   assert.equal(at.trackId, 1);
   assert.equal(screenTop(at, SECTION_H + ROW), pinnedH);
   assert.equal(rowAtScreen(layout, -1, 0), null);
+});
+
+test("a box takes the pinned rows where they stay and the scrolled ones only where seen", () => {
+  const tables = tablesOf(SUMMARY);
+  const layout = buildLayout(tables, new Set(), "", false, { pinned: [4], hidden: new Set() });
+  const pinnedH = layout.pinnedH; // python: 3 depths
+  // Over the pinned python thread's middle depth only.
+  assert.deepEqual(boxRows(layout, tables.tracks, TRACK_PAD + DEPTH_H + 2, TRACK_PAD + DEPTH_H + 10, 500), [[4, 1, 1]]);
+  // Scrolled by GPU 0's header and first stream: from the pinned area's top to 10 px under it
+  // crosses the python thread and GPU 0's second stream (the first is under the pinned area).
+  assert.deepEqual(boxRows(layout, tables.tracks, 0, pinnedH + 10, SECTION_H + ROW), [[4, 0, 2], [1, 0, 0]]);
+  // Collapsed, GPU 1 stands for its streams.
+  const collapsed = buildLayout(tables, new Set([1]), "", false, { pinned: [], hidden: new Set() });
+  assert.deepEqual(boxRows(collapsed, tables.tracks, SECTION_H + 2 * ROW + 1, SECTION_H + 2 * ROW + 5, 0), [[2, 0, 0], [3, 0, 0]]);
 });
 
 test("a track label's buttons: pin, then hide at the right end", () => {

@@ -18,6 +18,27 @@ import { formatDuration } from "./timescale.js";
 
 const MIN_PAD_US = 0.001;
 
+/**
+ * The (track, min depth, max depth) rows a box from `y0` to `y1` below the axis crosses, with
+ * the tracks scrolled by `scrollY`: pinned rows where they stay, scrolled rows only where the
+ * pinned ones leave them in sight; a collapsed section stands for its tracks (not counters).
+ */
+export function boxRows(layout, tracks, y0, y1, scrollY) {
+  const rows = [];
+  for (const row of layout.rows) {
+    const top = screenTop(row, scrollY);
+    const lo = row.pinned ? y0 : Math.max(y0, layout.pinnedH);
+    if (lo >= y1 || top + row.h <= lo || top >= y1) continue;
+    if (row.type === "track" && !row.counter) {
+      const band = (y) => Math.max(0, Math.min(row.maxDepth, Math.floor((y - top - TRACK_PAD) / DEPTH_H)));
+      rows.push([row.trackId, band(lo), band(y1)]);
+    } else if (row.type === "section" && row.collapsed) {
+      for (const t of tracks) if (t.section_id === row.sectionId && t.kind !== "counter") rows.push([t.id, 0, t.max_depth]);
+    }
+  }
+  return rows;
+}
+
 export const selectionMethods = {
   // ---- selection --------------------------------------------------------------------------
   click(p, additive) {
@@ -68,21 +89,8 @@ export const selectionMethods = {
   selectBox(box, additive) {
     const t0 = this.timeAt(Math.min(box.x0, box.x1));
     const t1 = this.timeAt(Math.max(box.x0, box.x1));
-    const y0 = Math.min(box.y0, box.y1) - AXIS_H;
-    const y1 = Math.max(box.y0, box.y1) - AXIS_H;
-    const rows = [];
-    for (const row of this.layout.rows) {
-      // Below the axis; scrolled rows only where the pinned ones leave them visible.
-      const top = screenTop(row, this.scrollY);
-      const lo = row.pinned ? y0 : Math.max(y0, this.layout.pinnedH);
-      if (top + row.h <= lo || top >= y1) continue;
-      if (row.type === "track" && !row.counter) {
-        const band = (y) => Math.max(0, Math.min(row.maxDepth, Math.floor((y - top - TRACK_PAD) / DEPTH_H)));
-        rows.push([row.trackId, band(lo), band(y1)]);
-      } else if (row.type === "section" && row.collapsed) {
-        for (const t of this.tables.tracks) if (t.section_id === row.sectionId && t.kind !== "counter") rows.push([t.id, 0, t.max_depth]);
-      }
-    }
+    const rows = boxRows(this.layout, this.tables.tracks, Math.min(box.y0, box.y1) - AXIS_H,
+      Math.max(box.y0, box.y1) - AXIS_H, this.scrollY);
     if (!rows.length) return;
     const keep = additive ? [...this.selection] : [];
     request(this.model, "select_box", { start_us: t0, end_us: t1, rows, add: keep }, { channel: "selection" })
