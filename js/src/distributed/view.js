@@ -73,7 +73,10 @@ export class DistributedView extends ToolView {
     const s = this.summary;
     const head = h("div", { className: "xw-tool-head" },
       h("div", { className: "xw-tool-title" }, "Distributed ", h("span", {}, s.source ?? "")),
-      s.message ? null : tiles(summaryTiles(s)));
+      s.message ? null : tiles(summaryTiles(s)),
+      s.mismatched ? h("p", { className: "xw-notes" }, `${fmt.count(s.mismatched)} collective${s.mismatched === 1 ? "" : "s"} `
+        + "left unmatched: the ranks disagree on their kind or size (traces that start at different collectives, "
+        + "or filtered ones), so they have no skew.") : null);
     this.chartBox.classList.add("xw-chart-wide");
     this.tables = {
       kinds: new DataTable({ columns: KIND_COLUMNS, sort: { key: "total_us", descending: true },
