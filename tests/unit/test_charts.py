@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
 
 import numpy as np
 import pytest
+from bokeh_doc import models, refs
 
 import xprof_widgets as xw
 from xprof_widgets.widgets import _charts
@@ -33,30 +33,6 @@ def items() -> dict[str, dict]:
     return _items()
 
 
-def _models(node: Any, out: list[dict]) -> list[dict]:
-    if isinstance(node, dict):
-        if node.get("type") == "object":
-            out.append(node)
-        for v in node.values():
-            _models(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _models(v, out)
-    return out
-
-
-def _refs(node: Any, out: list[str]) -> list[str]:
-    if isinstance(node, dict):
-        if set(node) == {"id"}:
-            out.append(node["id"])
-        for v in node.values():
-            _refs(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _refs(v, out)
-    return out
-
-
 def test_every_model_and_property_exists_in_the_installed_bokeh(items):
     import bokeh.models  # registers every model class
     import bokeh.plotting  # noqa: F401  (and Figure)
@@ -66,7 +42,7 @@ def test_every_model_and_property_exists_in_the_installed_bokeh(items):
     for key, item in items.items():
         assert item is not None, key
         assert item["doc"]["version"] and item["root_id"] == item["doc"]["roots"][0]["id"]
-        for m in _models(item["doc"], []):
+        for m in models(item["doc"]):
             assert m["name"] in known, (key, m["name"])
             unknown = set(m["attributes"]) - set(known[m["name"]].properties())
             assert not unknown, (key, m["name"], unknown)
@@ -74,13 +50,13 @@ def test_every_model_and_property_exists_in_the_installed_bokeh(items):
 
 def test_each_model_is_written_once_and_references_point_to_written_models(items):
     for key, item in items.items():
-        ids = [m["id"] for m in _models(item["doc"], [])]
+        ids = [m["id"] for m in models(item["doc"])]
         assert len(ids) == len(set(ids)), key
-        assert set(_refs(item["doc"], [])) <= set(ids), key
+        assert set(refs(item["doc"])) <= set(ids), key
 
 
 def test_the_charts_name_what_the_views_fill(items):
-    names = {m["attributes"].get("name") for m in _models(items["memory curve"]["doc"], [])}
+    names = {m["attributes"].get("name") for m in models(items["memory curve"]["doc"])}
     assert {"curve", "lifetime", "lifetime_span", "peak", "peak_label", "y_axis",
             "curve_hover"} <= names
     text = json.dumps(items["roofline"])
@@ -94,7 +70,7 @@ def test_non_finite_numbers_are_strict_json():
               y=_charts.field("y"))
     item = _charts.json_item(fig)
     text = json.dumps(item, allow_nan=False)
-    (cds,) = [m for m in _models(item["doc"], []) if m["name"] == "ColumnDataSource"]
+    (cds,) = [m for m in models(item["doc"]) if m["name"] == "ColumnDataSource"]
     column = dict(cds["attributes"]["data"]["entries"])["y"]
     assert column == [1.0, {"type": "number", "value": "nan"},
                       {"type": "number", "value": "+inf"}, {"type": "number", "value": "-inf"}]

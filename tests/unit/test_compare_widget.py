@@ -131,11 +131,11 @@ def test_the_step_chart_is_a_valid_bokeh_document(cmp):
     import bokeh.models  # registers every model class
     import bokeh.plotting  # noqa: F401  (and Figure)
     from bokeh.model import Model
-    from test_charts import _models
+    from bokeh_doc import models as doc_models
 
     report, _ = ask(cmp.view, "report")
     known = Model.model_class_reverse_map
-    models = _models(report["steps"]["chart"]["doc"], [])
+    models = doc_models(report["steps"]["chart"]["doc"])
     assert {"VBar", "HoverTool", "Legend"} <= {m["name"] for m in models}
     for m in models:
         assert not set(m["attributes"]) - set(known[m["name"]].properties()), m["name"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 import traitlets
+from bokeh_doc import models as doc_models
 
 import xprof_widgets as xw
 from xprof_widgets.tools import offered, tool
@@ -18,18 +18,6 @@ DATA = Path(__file__).parents[1] / "data"
 TPU = DATA / "tpu_v6e_inference.xplane.pb"
 SYNTHETIC_TPU = DATA / "synthetic_tpu.xplane.pb"
 GPU = DATA / "synthetic_gpu.xplane.pb"
-
-
-def _models(node: Any, out: list[dict]) -> list[dict]:
-    if isinstance(node, dict):
-        if node.get("type") == "object":
-            out.append(node)
-        for v in node.values():
-            _models(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _models(v, out)
-    return out
 
 
 def assert_valid_charts(charts: list[dict]) -> None:
@@ -41,7 +29,7 @@ def assert_valid_charts(charts: list[dict]) -> None:
     for chart in charts:
         item = chart["item"]
         json.dumps(item, allow_nan=False)
-        models = _models(item["doc"], [])
+        models = doc_models(item["doc"])
         assert len({m["id"] for m in models}) == len(models), chart["key"]
         for m in models:
             assert m["name"] in known, (chart["key"], m["name"])
