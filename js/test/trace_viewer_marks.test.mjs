@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { inputMethods } from "../src/trace_viewer/input.js";
+import { navigationMethods } from "../src/trace_viewer/navigate.js";
 import {
   DEPTH_H, SECTION_H, TRACK_PAD, buildLayout, labelButtonAt, rowAtScreen, screenTop, tablesOf,
 } from "../src/trace_viewer/layout.js";
@@ -99,7 +100,7 @@ test("bookmarks: free names, stepping by the view's middle with wrap, the view e
 
 function fakeView(values = {}) {
   const saved = [];
-  const view = Object.assign(Object.create({ ...markMethods, ...inputMethods }), {
+  const view = Object.assign(Object.create({ ...markMethods, ...inputMethods, ...navigationMethods }), {
     model: {
       values: { pinned_tracks: [], hidden_tracks: [], _bookmarks: [], ...values },
       get(key) { return this.values[key]; },
@@ -114,6 +115,11 @@ function fakeView(values = {}) {
     timelineWidth: 800,
     scrollY: 0,
     mouse: null,
+    height: 30 + 100,
+    filter: "",
+    collapsed: new Set(),
+    trackSection: new Map(SUMMARY.tracks.id.map((id, i) => [id, SUMMARY.tracks.section_id[i]])),
+    clampScroll() { this.scrollY = Math.max(0, Math.min(this.scrollY, this.layout.height - 100)); },
     relayout() { this.layout = buildLayout(tablesOf(SUMMARY), new Set(), "", false, this.marks); },
     ensureData() {}, fillMarkMenus() {}, requestDraw() {}, setHover() {},
     setView(start, end) { this.view = { start, end }; },
@@ -163,4 +169,15 @@ test("keys: B at the mouse, Shift+B over the selection, ] and [ go between them"
   assert.equal(view.el.dataset.bookmark, "bookmark 2");
   view.removeBookmark("bookmark 2");
   assert.deepEqual(saved.at(-1)._bookmarks.map((b) => b.name), ["bookmark 3", "bookmark 1"]);
+});
+
+test("going to an event on a hidden track shows it; a pinned track needs no scrolling", () => {
+  const { view, saved } = fakeView({ hidden_tracks: [4], pinned_tracks: [3] });
+  view.revealTrack(4);
+  assert.deepEqual(saved.at(-1).hidden_tracks, []);
+  assert.ok(view.layout.trackRow.has(4));
+  assert.ok(view.scrollY > 0); // the python thread is far down: scrolled to it
+  view.scrollY = 0;
+  view.revealTrack(3);
+  assert.equal(view.scrollY, 0);
 });

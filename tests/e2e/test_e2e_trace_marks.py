@@ -55,7 +55,9 @@ def test_pin_hide_and_bookmarks(app_name, request):
     page = app.open_and_run(app.notebook(f"trace_marks_{app_name}.ipynb", cells))
     app.wait_ready(page, READY)
     widget = page.locator(".xw-trace-viewer")
-    n_cells = len(page.evaluate(CELLS))
+    # Command mode, where the notebook's own B (a cell below), H, P... would act if they leaked.
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+    cells_before = page.evaluate(CELLS)
     tracks = tracks_of(page)
     nccl = next(t for t in tracks if t["section"] == "/device:GPU:0" and t["name"] == "Stream #15(Nccl)")
     d2h = next(t for t in tracks if t["section"] == "/device:GPU:0" and t["name"] == "Stream #14(MemcpyD2H)")
@@ -138,4 +140,4 @@ def test_pin_hide_and_bookmarks(app_name, request):
     again = kernel_json(page, "(lambda v: [v.pinned_tracks, v.hidden_tracks, "
                               "v.bookmarks.name.tolist()])(xw.TraceViewer(tv.profile))")
     assert again == [[nccl["id"]], [d2h["id"]], ["bookmark 1", "bookmark 2"]]
-    assert len(page.evaluate(CELLS)) == n_cells
+    assert page.evaluate(CELLS) == cells_before
