@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from xspace_builder import build_xspace
+from xspace_builder import open_planes
 
-import xprof_widgets as xw
 from xprof_widgets.analysis.hlo_stats import COLUMNS, hlo_stats
 from xprof_widgets.analysis.roofline_model import analyze_roofline_model
 from xprof_widgets.profile.schema import MemoryAccessBreakdown
@@ -48,9 +47,7 @@ def profile(tmp_path_factory):
                        {"name": "XLA Ops", "events": [
                            ("fusion.1", 0, 1000, {}), ("while.2", 1000, 3000, {}),
                            ("infeed.3", 4000, 2000, {}), ("fusion.1", 6000, 1000, {})]}]}
-    path = tmp_path_factory.mktemp("hlo") / "tpu.xplane.pb"
-    path.write_bytes(build_xspace([plane]))
-    return xw.open_profile(path)
+    return open_planes(tmp_path_factory.mktemp("hlo"), [plane], "tpu.xplane.pb")
 
 
 def test_hlo_rows_rates_and_bottlenecks(profile):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xspace_builder import build_xspace
+from xspace_builder import open_planes
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_stats import (
@@ -62,9 +62,7 @@ def gpu(tmp_path_factory):
     ]
     plane = {"name": "/device:GPU:0", "stats": {"clock_rate": 1_000_000, "core_count": 10},
              "lines": [{"name": "Stream #1(Compute)", "events": events}]}
-    path = tmp_path_factory.mktemp("gpu") / "gpu.xplane.pb"
-    path.write_bytes(build_xspace([plane]))
-    return xw.open_profile(path)
+    return open_planes(tmp_path_factory.mktemp("gpu"), [plane], "gpu.xplane.pb")
 
 
 def test_gpu_kernels_one_row_per_kernel_launch_and_op(gpu):
@@ -122,9 +120,7 @@ def pallas(tmp_path_factory):
              "lines": [{"name": "XLA Ops", "events": [
                  ("fusion.1", 0, 2000, {}), (kernel, 2000, 3000, {}),
                  ("fusion.1", 6000, 2000, {}), (kernel, 8000, 5000, {})]}]}
-    path = tmp_path_factory.mktemp("pallas") / "pallas.xplane.pb"
-    path.write_bytes(build_xspace([plane]))
-    return xw.open_profile(path)
+    return open_planes(tmp_path_factory.mktemp("pallas"), [plane], "pallas.xplane.pb")
 
 
 def test_custom_call_kernels_are_listed_with_time_and_occurrences(pallas):

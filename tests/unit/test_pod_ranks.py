@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_kineto_ranks import HTA, SAMPLED, _kineto
+from test_pod import frames_equal
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.framework_op_stats import analyze_framework_op_stats
@@ -46,11 +47,6 @@ def pod(cluster):
     pod = xw.open_profile(DLRM, client=cluster)
     yield pod
     pod.close()
-
-
-def frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True),
-                                  check_dtype=False)
 
 
 def same_profile(pod, local) -> None:

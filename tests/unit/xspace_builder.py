@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from xprof_widgets.opening import open_profile
+from xprof_widgets.profile.model import Profile
 from xprof_widgets.profile.schema import XSpace
 
 
@@ -68,3 +71,10 @@ def build_xspace(planes: list[dict]) -> bytes:
                                         duration_ps=dur)
                 writer.add_stats(event.stats, stats)
     return space.SerializeToString()
+
+
+def open_planes(directory: Path, planes: list[dict], name: str = "host.xplane.pb") -> Profile:
+    """The planes (as `build_xspace` takes them) written to `directory/name` and opened."""
+    path = directory / name
+    path.write_bytes(build_xspace(planes))
+    return open_profile(path)
