@@ -45,7 +45,7 @@ def demo_shares(profile) -> pd.DataFrame:
 
 
 COUNTED = list(range(1, demo.DEFAULT_STEPS - 1))
-"""The demo's steps XProf's rule counts: all but the first and the last (steps.xprof_left_out)."""
+"""The demo's steps XProf's rule counts: all but the first and the last (steps.edge_steps)."""
 
 
 def test_every_step_is_found(analysis):

@@ -4,7 +4,7 @@ half of the last digit XProf prints (it writes ns-precise step times, summaries 
 The expected values were written by XProf itself (tests/bench/input_pipeline_xprof.py, run in
 a separate venv). XProf keeps every step of a device `Steps` line but drops the first and the
 last step found from host markers when it finds more than 5 (they may be cut by the capture
-window); so do we (steps.xprof_left_out), so our table is compared as it is. The live test
+window); so do we (steps.ill_formed, steps.edge_steps), so our table is compared as it is. The live test
 runs XProf on the same profiles, and on a fresh demo run, when `xprof` is importable.
 """
 

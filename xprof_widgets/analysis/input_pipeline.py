@@ -6,9 +6,10 @@ device) / step time, as in XProf; the profile's share is that total over all ste
 >= 20% HIGHLY, >= 5% MODERATELY, else NOT input-bound. On a multi-chip profile a step lasts as
 long as its slowest chip and is broken down on that chip.
 
-The steps are those XProf counts (steps.py, `xprof_left_out`): `left_out_steps` lists the
-steps found but left out, with the reason (no compute inside the marker; the first or last of
-a host-marked run of more than 5 steps). PyTorch traces keep every `ProfilerStep#N`.
+The steps are those XProf's Input Pipeline counts (steps.py): `left_out_steps` lists the steps
+found but left out, with the reason (no compute inside the marker, `steps.ill_formed`; the
+first or last of a host-marked run of more than 5 steps, `steps.edge_steps`). PyTorch traces
+keep every `ProfilerStep#N`.
 
 Host side, the input operations of input_events.py, by self time: an op's time minus that of
 input ops nested in it. The advice names the framework's own tools: tf.data and grain for
@@ -45,7 +46,7 @@ from .step_breakdown import (
     on_whole_timeline,
 )
 from .step_intersection import common_steps
-from .steps import HOW_TO_MARK, LEFT_OUT_COLUMNS, Steps
+from .steps import HOW_TO_MARK, LEFT_OUT_COLUMNS, Steps, edge_steps
 
 HIGHLY, MODERATELY, NOT = "HIGHLY", "MODERATELY", "NOT"
 HIGHLY_PCT, MODERATELY_PCT = 20.0, 5.0
@@ -79,7 +80,8 @@ class InputPipelineAnalysis:
     """What wrote the profile (profile/framework.py), so the advice names its own annotation."""
     left_out_steps: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["host", *LEFT_OUT_COLUMNS]))
-    """Steps found but not counted, as XProf (steps.xprof_left_out): host, step, name, reason."""
+    """Steps found but not counted, as XProf (steps.ill_formed, steps.edge_steps): host, step,
+    name, reason."""
 
     @property
     def input_share(self) -> float:
@@ -233,8 +235,13 @@ def input_pipeline_part(profile: Profile, input_pattern: str) -> InputPipelinePa
 def _part(profile: Profile, input_pattern: str) -> InputPipelinePart:
     breakdown = breakdown_part(profile, input_pattern)
     host = host_input_events(profile, breakdown.steps, input_pattern)
-    return InputPipelinePart(breakdown.steps, breakdown.rows, _op_sums(profile, host),
-                             breakdown.left_out)
+    rows, left_out = breakdown.rows, breakdown.left_out
+    if breakdown.xprof_rule:  # XProf's Input Pipeline leaves out the ends of a long run
+        ends = edge_steps(rows.drop_duplicates("step")[["step", "name"]])
+        rows = rows[~rows["step"].isin(ends["step"])].reset_index(drop=True)
+        left_out = pd.concat([left_out, ends], ignore_index=True).sort_values(
+            "step", kind="stable").reset_index(drop=True)
+    return InputPipelinePart(breakdown.steps, rows, _op_sums(profile, host), left_out)
 
 
 def combine_input_parts(parts: list[HostPart[InputPipelinePart]],

@@ -29,9 +29,10 @@ categories add up to the step time:
 XProf's own parts (its pod viewer, its input pipeline's step graph) are sums of these
 (XPROF_PARTS): its "Input" is host to device and waiting for input together.
 
-The steps measured are those XProf counts (steps.xprof_left_out): on host-marked XSpace and JAX
-runs, steps without compute inside their markers and, past 5 steps, the first and the last are
-left out, each with its reason in `BreakdownPart.left_out`; PyTorch traces keep every step.
+The steps measured are those XProf's step database holds: on host-marked XSpace and JAX runs a
+step without compute inside its marker is left out (steps.ill_formed), with its reason in
+`BreakdownPart.left_out`; PyTorch traces keep every step. The Input Pipeline then leaves out
+the ends of a long run too (steps.edge_steps), as XProf's does; the Pod Viewer does not.
 """
 
 from __future__ import annotations
@@ -60,10 +61,10 @@ from .steps import (
     event_run,
     find_steps,
     host_tracks,
+    ill_formed,
     stat_hits,
     track_events,
     track_runs,
-    xprof_left_out,
 )
 
 CATEGORIES = (
@@ -123,11 +124,13 @@ class BreakdownPart:
     row per step and unit: step, name, device (the unit), start_ps, duration_ps,
     before_step_ps (the period before the step's marker), each category over the period (ps,
     in the category's column) and before the marker (`before_` + column). `left_out`: the
-    steps found but not counted, and why (steps.LEFT_OUT_COLUMNS)."""
+    steps found but not measured, and why (steps.LEFT_OUT_COLUMNS); `xprof_rule`: whether
+    XProf's rule for which steps count applies (host-marked XSpace and JAX runs)."""
 
     steps: Steps
     rows: pd.DataFrame
     left_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEFT_OUT_COLUMNS))
+    xprof_rule: bool = False
 
 
 def breakdown_part(profile: Profile, input_pattern: str = DEFAULT_INPUT_PATTERN
@@ -203,20 +206,20 @@ def _part(profile: Profile, input_pattern: str) -> BreakdownPart:
     rows = pd.concat(blocks, ignore_index=True)
     if steps.source == SOURCES[0] or has_category(profile, (*CPU_OPS, *KERNELS)):
         return BreakdownPart(steps, rows)  # TPU Steps lines are whole; PyTorch keeps its steps
-    left_out = _left_out(rows, any(unit in device_sections(profile) for unit, _ in units))
+    left_out = _ill_formed(rows, any(unit in device_sections(profile) for unit, _ in units))
     return BreakdownPart(steps, rows[~rows["step"].isin(left_out["step"])].reset_index(drop=True),
-                         left_out)
+                         left_out, xprof_rule=True)
 
 
-def _left_out(rows: pd.DataFrame, on_device: bool) -> pd.DataFrame:
-    """The steps XProf does not count (steps.xprof_left_out): a step is well formed when some
+def _ill_formed(rows: pd.DataFrame, on_device: bool) -> pd.DataFrame:
+    """The steps XProf does not measure (steps.ill_formed): a step is well formed when some
     unit computes inside its marker (on devices where the run has them, else on the host)."""
     column = "compute_us" if on_device else "host_compute_us"
     inside = rows[column].to_numpy(np.int64) - rows["before_" + column].to_numpy(np.int64)
     per_step = pd.DataFrame({"step": rows["step"], "name": rows["name"], "has_work": inside > 0})
     per_step = per_step.groupby("step", sort=True).agg(name=("name", "first"),
                                                        has_work=("has_work", "any"))
-    return xprof_left_out(per_step.reset_index(), "device" if on_device else "host")
+    return ill_formed(per_step.reset_index(), "device" if on_device else "host")
 
 
 def _unit_block(profile: Profile, unit: str, unit_markers: pd.DataFrame, op_levels: np.ndarray,

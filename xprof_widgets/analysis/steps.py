@@ -22,13 +22,18 @@ The result keeps one row per step and device (or host), so multi-chip and multi-
 keep every chip's own step time; `Steps.table` folds them the way XProf does: a step lasts as
 long as its slowest chip.
 
-Which found steps are counted is XProf's rule (`xprof_left_out`, from its
-step_events_to_steps_db.cc), applied where steps are measured (step_breakdown.py) to host-marked
-XSpace and JAX runs: a step without compute inside its marker is not well formed and is left
-out (device compute where the run has devices, else host compute); then, when more than
-EDGE_STEPS_KEPT steps remain, the first and the last are left out too (the capture may cut
-them). A device `Steps` line (TPU) is already cut to whole steps and kept as it is, and PyTorch
-traces keep PyTorch's rule: every `ProfilerStep#N`.
+Which found steps are counted is XProf's rule (its step_events_to_steps_db.cc), in two parts
+applied to host-marked XSpace and JAX runs:
+
+- `ill_formed`: a step without compute inside its marker is not well formed and is left out
+  (device compute where the run has devices, else host compute); every tool that measures
+  steps (step_breakdown.py: the Pod Viewer, the Input Pipeline, the Overview) drops it;
+- `edge_steps`: when more than EDGE_STEPS_KEPT well-formed steps remain, the first and the last
+  are left out too (the capture may cut them). XProf does this for its Input Pipeline and its
+  Overview (input_pipeline.py), not for its Pod Viewer.
+
+A device `Steps` line (TPU) is already cut to whole steps and kept as it is, and PyTorch traces
+keep PyTorch's rule: every `ProfilerStep#N`.
 """
 
 from __future__ import annotations
@@ -123,19 +128,23 @@ def find_steps(profile: Profile) -> Steps:
     return Steps(_empty_markers(), "", LOOKED_FOR, ())
 
 
-def xprof_left_out(steps: pd.DataFrame, work: str) -> pd.DataFrame:
-    """The steps XProf does not count and why (LEFT_OUT_COLUMNS), from one row per step in
-    step order with `step`, `name` and `has_work` (compute inside the marker); `work` names that
-    compute ("device" or "host") in the reason."""
+def ill_formed(steps: pd.DataFrame, work: str) -> pd.DataFrame:
+    """The steps without compute inside their marker (LEFT_OUT_COLUMNS), from one row per step
+    with `step`, `name` and `has_work`; `work` names that compute ("device" or "host")."""
+    idle = steps[~steps["has_work"].to_numpy(bool)].sort_values("step", kind="stable")
+    return idle.assign(reason=NO_COMPUTE.format(work=work))[LEFT_OUT_COLUMNS].reset_index(
+        drop=True)
+
+
+def edge_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """The first and the last of more than EDGE_STEPS_KEPT steps (LEFT_OUT_COLUMNS), from one
+    row per step with `step` and `name`; none for fewer."""
     steps = steps.sort_values("step", kind="stable")
-    idle = steps[~steps["has_work"].to_numpy(bool)]
-    formed = steps[steps["has_work"].to_numpy(bool)]
-    out = [idle.assign(reason=NO_COMPUTE.format(work=work))]
-    if len(formed) > EDGE_STEPS_KEPT:
-        out += [formed.iloc[:1].assign(reason=FIRST + EDGE),
-                formed.iloc[-1:].assign(reason=LAST + EDGE)]
-    left = pd.concat(out, ignore_index=True)
-    return left.sort_values("step", kind="stable")[LEFT_OUT_COLUMNS].reset_index(drop=True)
+    if len(steps) <= EDGE_STEPS_KEPT:
+        return pd.DataFrame(columns=LEFT_OUT_COLUMNS)
+    ends = pd.concat([steps.iloc[:1].assign(reason=FIRST + EDGE),
+                      steps.iloc[-1:].assign(reason=LAST + EDGE)], ignore_index=True)
+    return ends[LEFT_OUT_COLUMNS]
 
 
 def stat_hits(profile: Profile, events: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
