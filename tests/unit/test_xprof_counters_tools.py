@@ -1,0 +1,64 @@
+"""The utilization viewer and megascale stats are offered only where a profile carries TPU v6e
+counter samples / DCN collectives (tests/data/xprof_counters), and refuse elsewhere with a
+ProfileError naming the file and what is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import xprof_widgets as xw
+from xprof_widgets import tools
+from xprof_widgets.analysis.megascale_stats import _group_size, _transmitted
+from xprof_widgets.synthetic.megascale import COLLECTIVES, collective_info
+
+DATA = Path(__file__).parents[1] / "data"
+OURS = {"utilization_viewer": DATA / "xprof_counters" / "synthetic_tpu_counters.xplane.pb",
+        "megascale_stats": DATA / "xprof_counters" / "synthetic_megascale.xplane.pb"}
+OTHERS = sorted(p for p in [*DATA.rglob("*.xplane.pb"), *DATA.glob("*.trace.json.gz"),
+                            *DATA.glob("torch_*/*.json*")]
+                if p.parent.name != "xprof_counters" and ".hlo." not in p.name
+                and not p.name.startswith("key_averages"))
+
+
+@pytest.mark.parametrize("path", OTHERS, ids=lambda p: str(p.relative_to(DATA)))
+def test_not_offered_on_other_profiles(path: Path) -> None:
+    offered = {t.key for t in tools.offered(xw.open_profile(path))}
+    assert not offered & set(OURS), path
+
+
+@pytest.mark.parametrize(("key", "name", "missing"), [
+    ("utilization_viewer", "UtilizationViewer", "no TPU performance-counter samples"),
+    ("megascale_stats", "MegascaleStats", "no DCN collectives")])
+def test_refused_with_what_is_missing(key: str, name: str, missing: str) -> None:
+    path = DATA / "synthetic_tpu.xplane.pb"
+    with pytest.raises(xw.ProfileError, match=missing) as caught:
+        getattr(xw, name)(path)
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("key", sorted(OURS))
+def test_each_offered_on_its_own_profile_only(key: str) -> None:
+    offered = {t.key for t in tools.offered(xw.open_profile(OURS[key]))}
+    assert key in offered and not (set(OURS) - {key}) & offered
+
+
+def test_widgets_answer_table_and_chart() -> None:
+    uv = xw.UtilizationViewer(OURS["utilization_viewer"])
+    answer = uv._rows()
+    assert len(answer["rows"]["name"]) == len(uv.to_dataframe()) == 262
+    assert answer["charts"][0]["item"]["doc"]["roots"]
+    assert uv.by_unit()["name"].iloc[0] == "Scalar Unit"  # XProf's order
+    ms = xw.MegascaleStats(OURS["megascale_stats"])
+    assert list(ms.to_dataframe()["occurrences"]) == [5, 5, 5, 5]
+    assert ms._rows()["charts"][0]["key"] == "stall"
+
+
+def test_replica_groups_and_bytes() -> None:
+    sizes = {c.transfer_type: _group_size(collective_info(c)) for c in COLLECTIVES}
+    assert sizes == {"ALL_REDUCE": 4, "ALL_GATHER": 2, "ONE_TO_ONE": 1, "REDUCE_SCATTER": 0}
+    assert _transmitted(1000, 4, "ALL_REDUCE") == 1500
+    assert _transmitted(1000, 4, "ALL_GATHER") == 750
+    assert _transmitted(1000, 3, "REDUCE_SCATTER") == 2000
+    assert _transmitted(1000, 0, "ALL_REDUCE") == 0
