@@ -62,3 +62,14 @@ def test_replica_groups_and_bytes() -> None:
     assert _transmitted(1000, 4, "ALL_GATHER") == 750
     assert _transmitted(1000, 3, "REDUCE_SCATTER") == 2000
     assert _transmitted(1000, 0, "ALL_REDUCE") == 0
+
+
+@pytest.mark.parametrize(("kind", "key"), [("tpu_counters", "utilization_viewer"),
+                                           ("megascale", "megascale_stats")])
+def test_the_demo_command_writes_them(tmp_path, kind: str, key: str) -> None:
+    from xprof_widgets.synthetic.__main__ import main
+
+    out = tmp_path / f"{kind}.xplane.pb"
+    main([str(out), "--events", "1", "--kind", kind])
+    offered = {t.key for t in tools.offered(xw.open_profile(out))}
+    assert key in offered

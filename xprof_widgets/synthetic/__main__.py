@@ -1,4 +1,5 @@
-"""`python -m xprof_widgets.synthetic OUT_PATH --events N --kind tpu|gpu [--seed S] [--hosts H]`."""
+"""`python -m xprof_widgets.synthetic OUT_PATH --events N --kind tpu|gpu [--seed S] [--hosts H]`,
+or `--kind tpu_counters|megascale` for the small profiles of those two XProf tools."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import argparse
 import time
 
 from . import DEFAULT_DEVICES, generate
+from .megascale import write_megascale_profile
+from .utilization import write_utilization_profile
+
+_SMALL = {"tpu_counters": write_utilization_profile, "megascale": write_megascale_profile}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -23,7 +28,10 @@ def main(argv: list[str] | None = None) -> None:
         required=True,
         help="about how many events, all hosts together (1e6 is fine)",
     )
-    parser.add_argument("--kind", choices=("tpu", "gpu"), default="tpu")
+    parser.add_argument("--kind", choices=("tpu", "gpu", *_SMALL), default="tpu",
+                        help="tpu_counters / megascale: the small profile XProf's utilization "
+                        "viewer / megascale stats read, as OUT_PATH (an .xplane.pb); --events "
+                        "is ignored")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hosts", type=int, default=1)
     parser.add_argument("--devices", type=int, default=DEFAULT_DEVICES, help="devices per host")
@@ -43,6 +51,10 @@ def main(argv: list[str] | None = None) -> None:
         help="TPU: a Pallas custom call per layer with LLO tracing lines and perf counters",
     )
     args = parser.parse_args(argv)
+    if args.kind in _SMALL:
+        written = _SMALL[args.kind](args.out_path, args.seed)
+        print(f"{written}\t{written.stat().st_size / 1e3:.1f} kB")
+        return
     t0 = time.perf_counter()
     run = generate(
         args.out_path,
