@@ -232,6 +232,29 @@ def test_dlrm_ranks_collectives_and_skew(dlrm):
     assert stragglers["last_arrivals"].sum() == 8
 
 
+def test_a_rank_whose_collectives_fail_keeps_its_split_and_says_so(two_ranks, tmp_path,
+                                                                   monkeypatch):
+    import shutil
+
+    from xprof_widgets.analysis import distributed
+
+    def broken(profile):
+        if profile.hosts == ["rank 1"]:
+            raise ValueError("injected")
+        return real(profile)
+
+    real = distributed.collective_part
+    monkeypatch.setattr(distributed, "collective_part", broken)
+    folder = shutil.copytree(two_ranks, tmp_path / "ranks")  # a profile of its own
+    profile = xw.open_profile(folder)
+    a = analyze_distributed(profile)
+    assert a.ranks["rank"].tolist() == [0, 1] and set(a.instances["rank"]) == {0}
+    assert len(a.skew()) == 2  # rank 0's, alone
+    note = (f"{profile.per_host()[1].source}: its collectives are left out of the Distributed "
+            "view (ValueError: injected).")
+    assert [w for w in profile.warnings if "Distributed" in w] == [note]
+
+
 def test_offered_only_with_collectives_or_ranks(dlrm, two_ranks):
     assert "distributed" in [t.key for t in offered(dlrm)]
     assert distributed_available(xw.open_profile(two_ranks))

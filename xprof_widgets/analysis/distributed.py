@@ -51,9 +51,10 @@ STRAGGLER_COLUMNS = ["rank", "host", "instances", "last_arrivals", "wait_caused_
 _MIB = 2**20
 
 
-def rank_part(profile: Profile) -> tuple[dict, pd.DataFrame]:
-    """One host's kernel-time split (RANK_PARTS, us) and collectives (collectives.COLUMNS):
-    a per-host part (analysis/hosts.py)."""
+def rank_part(profile: Profile) -> tuple[dict, pd.DataFrame, str | None]:
+    """One host's kernel-time split (RANK_PARTS, us), collectives (collectives.COLUMNS) and the
+    note saying why its collectives were left out, if they were: a per-host part
+    (analysis/hosts.py)."""
     work = gpu_work(profile)
     split = temporal_breakdown(work)
     communication, both = overlap_of(work)
@@ -65,7 +66,12 @@ def rank_part(profile: Profile) -> tuple[dict, pd.DataFrame]:
              "idle_us": split["idle"], "communication_us": communication}
     row = {k: v if k == "rank" else v / PS_PER_US for k, v in parts.items()}
     row["comp_comm_overlap_pctg"] = 100 * both / communication if communication else np.nan
-    return row, collective_part(profile)
+    try:
+        return row, collective_part(profile), None
+    except Exception as exc:  # noqa: BLE001 - a derived row family: the rank's split stays
+        return row, pd.DataFrame(columns=COLUMNS), (
+            f"{profile.source}: its collectives are left out of the Distributed view "
+            f"({type(exc).__name__}: {exc}).")
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,9 @@ def _analyze(profile: Profile) -> DistributedAnalysis:
     tracks = profile.built_tracks["first_event"].to_numpy(np.int64)
     frames = []
     for p in parts:
-        frame = p.part[1]
+        frame, note = p.part[1], p.part[2]
+        if note and note not in profile.warnings:  # a shared profile: said once
+            profile.warnings.append(note)
         frames.append(frame.assign(
             host=p.host, start_ps=frame["start_ps"] + p.shift_ps,
             end_ps=frame["end_ps"] + p.shift_ps,
