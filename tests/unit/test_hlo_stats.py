@@ -47,7 +47,7 @@ def profile(tmp_path_factory):
                        {"name": "XLA Ops", "events": [
                            ("fusion.1", 0, 1000, {}), ("while.2", 1000, 3000, {}),
                            ("infeed.3", 4000, 2000, {}), ("fusion.1", 6000, 1000, {})]}]}
-    return open_planes(tmp_path_factory.mktemp("hlo"), [plane], "tpu.xplane.pb")
+    return open_planes([plane], tmp_path_factory.mktemp("hlo"), "tpu.xplane.pb")
 
 
 def test_hlo_rows_rates_and_bottlenecks(profile):

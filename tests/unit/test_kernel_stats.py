@@ -62,7 +62,7 @@ def gpu(tmp_path_factory):
     ]
     plane = {"name": "/device:GPU:0", "stats": {"clock_rate": 1_000_000, "core_count": 10},
              "lines": [{"name": "Stream #1(Compute)", "events": events}]}
-    return open_planes(tmp_path_factory.mktemp("gpu"), [plane], "gpu.xplane.pb")
+    return open_planes([plane], tmp_path_factory.mktemp("gpu"), "gpu.xplane.pb")
 
 
 def test_gpu_kernels_one_row_per_kernel_launch_and_op(gpu):
@@ -120,7 +120,7 @@ def pallas(tmp_path_factory):
              "lines": [{"name": "XLA Ops", "events": [
                  ("fusion.1", 0, 2000, {}), (kernel, 2000, 3000, {}),
                  ("fusion.1", 6000, 2000, {}), (kernel, 8000, 5000, {})]}]}
-    return open_planes(tmp_path_factory.mktemp("pallas"), [plane], "pallas.xplane.pb")
+    return open_planes([plane], tmp_path_factory.mktemp("pallas"), "pallas.xplane.pb")
 
 
 def test_custom_call_kernels_are_listed_with_time_and_occurrences(pallas):

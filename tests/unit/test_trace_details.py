@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from trace_helpers import open_planes
+from xspace_builder import open_planes
 
 import xprof_widgets as xw
 from xprof_widgets.trace import TraceIndex, trace_index

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from trace_helpers import line, open_planes
+from trace_helpers import line
+from xspace_builder import open_planes
 
 import xprof_widgets as xw
 from xprof_widgets.trace import (

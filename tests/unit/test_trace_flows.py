@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from trace_helpers import open_planes
+from xspace_builder import open_planes
 
 import xprof_widgets as xw
 from xprof_widgets.trace import TraceIndex, trace_index
@@ -136,7 +136,7 @@ def test_details_list_flows_in_and_out():
 
 @pytest.mark.parametrize("chunk", [1 << 20, 7])  # scanned in chunks of 7 events: many chunks
 def test_stat_ints_match_stat_column(chunk, monkeypatch):
-    monkeypatch.setattr("xprof_widgets.profile.xspace._SCAN_CHUNK", chunk)
+    monkeypatch.setattr("xprof_widgets.profile.xspace_details._SCAN_CHUNK", chunk)
     profile = xw.open_profile(FIXTURE)
     events = np.arange(profile.n_events)
     for name in ("_p", "_c", "_pt", "hlo_op", "no such stat"):

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from trace_helpers import line, open_planes, random_line, reference_runs, window_rows
+from trace_helpers import (
+    line,
+    random_line,
+    reference_runs,
+    rows_in_window,
+    window_rows,
+)
+from xspace_builder import open_planes
 
 import xprof_widgets as xw
 from xprof_widgets.trace import TraceIndex, trace_index
@@ -28,33 +35,26 @@ def check_contract(profile, window) -> None:
     rows = window_rows(window)
     assert sum(r[4] for r in rows) == window.events_in_window
     n_in_window = 0
-    for track in window.track_ids.tolist():
-        row = profile.tracks.loc[track]
-        if row["kind"] != "slices":
-            continue
-        idx = np.arange(row["first_event"], row["end_event"])
-        for depth in range(int(row["max_depth"]) + 1):
-            ev = idx[profile.depth[idx] == depth]
-            ev = ev[(start[ev] <= hi) & (start[ev] + dur[ev] >= lo)]
-            n_in_window += ev.shape[0]
-            mine = [r for r in rows if r[0] == track and r[1] == depth]
-            ends = start[ev] + dur[ev]
-            apart = bool((start[ev][1:] >= ends[:-1]).all())
-            # bounded by pixels; where siblings cross (a random trace may make them), every
-            # event of 1 px or more is kept besides
-            crossing = 0 if apart else int((dur[ev] >= px).sum())
-            assert len(mine) <= 3 * window.width_px + 5 + crossing
-            assert sum(r[4] for r in mine) == ev.shape[0]  # counts add up
-            assert all(a[2] <= b[2] and a[3] <= b[3] for a, b in pairwise(mine))  # in order
-            if apart:  # siblings apart: so are their runs
-                assert all(a[3] <= b[2] for a, b in pairwise(mine))
-            singles = {r[5] for r in mine if r[4] == 1}
-            for e in ev[dur[ev] >= px].tolist():  # no event of 1 px or more is lost
-                assert e in singles
-            edges_end = {r[3] for r in mine}
-            edges_start = {r[2] for r in mine}
-            for k in np.flatnonzero(start[ev][1:] - ends[:-1] >= px).tolist():
-                assert ends[k] in edges_end and start[ev][k + 1] in edges_start  # gap kept
+    for track, depth, ev in rows_in_window(profile, window.track_ids.tolist(), lo, hi):
+        n_in_window += ev.shape[0]
+        mine = [r for r in rows if r[0] == track and r[1] == depth]
+        ends = start[ev] + dur[ev]
+        apart = bool((start[ev][1:] >= ends[:-1]).all())
+        # bounded by pixels; where siblings cross (a random trace may make them), every
+        # event of 1 px or more is kept besides
+        crossing = 0 if apart else int((dur[ev] >= px).sum())
+        assert len(mine) <= 3 * window.width_px + 5 + crossing
+        assert sum(r[4] for r in mine) == ev.shape[0]  # counts add up
+        assert all(a[2] <= b[2] and a[3] <= b[3] for a, b in pairwise(mine))  # in order
+        if apart:  # siblings apart: so are their runs
+            assert all(a[3] <= b[2] for a, b in pairwise(mine))
+        singles = {r[5] for r in mine if r[4] == 1}
+        for e in ev[dur[ev] >= px].tolist():  # no event of 1 px or more is lost
+            assert e in singles
+        edges_end = {r[3] for r in mine}
+        edges_start = {r[2] for r in mine}
+        for k in np.flatnonzero(start[ev][1:] - ends[:-1] >= px).tolist():
+            assert ends[k] in edges_end and start[ev][k + 1] in edges_start  # gap kept
     assert n_in_window == window.events_in_window
 
 

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+from collections.abc import Iterator
 
 import numpy as np
-from xspace_builder import build_xspace
 
-import xprof_widgets as xw
 from xprof_widgets.profile.model import Profile
-
-
-def open_planes(planes: list[dict]) -> Profile:
-    """A Profile from `build_xspace` plane specs, through a real file and `open_profile`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "host0.xplane.pb"
-        path.write_bytes(build_xspace(planes))
-        return xw.open_profile(path)
 
 
 def line(name: str, starts, durations, names=None, stats=None) -> dict:
@@ -49,6 +38,24 @@ def reference_runs(profile: Profile, lo: int, hi: int, px: float, track_ids) -> 
     Rows: (track, depth, start, end, count, longest event: the first of the longest)."""
     start, dur = profile.start_ps, profile.duration_ps
     rows = []
+    for track, depth, ev in rows_in_window(profile, track_ids, lo, hi):
+        run: list[int] = []
+        for e in ev.tolist():
+            if run:
+                a = run[-1]
+                if max(dur[a], dur[e], start[e] - start[a] - dur[a]) >= px:
+                    rows.append(_run_row(profile, track, depth, run))
+                    run = []
+            run.append(e)
+        if run:
+            rows.append(_run_row(profile, track, depth, run))
+    return rows
+
+
+def rows_in_window(profile: Profile, track_ids, lo: int, hi: int
+                   ) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(track, depth, its events overlapping [lo, hi] in start order) of each slice track."""
+    start, dur = profile.start_ps, profile.duration_ps
     for track in track_ids:
         row = profile.tracks.loc[track]
         if row["kind"] != "slices":
@@ -56,18 +63,7 @@ def reference_runs(profile: Profile, lo: int, hi: int, px: float, track_ids) -> 
         idx = np.arange(row["first_event"], row["end_event"])
         for depth in range(int(row["max_depth"]) + 1):
             ev = idx[profile.depth[idx] == depth]
-            ev = ev[(start[ev] <= hi) & (start[ev] + dur[ev] >= lo)]
-            run: list[int] = []
-            for e in ev.tolist():
-                if run:
-                    a = run[-1]
-                    if max(dur[a], dur[e], start[e] - start[a] - dur[a]) >= px:
-                        rows.append(_run_row(profile, track, depth, run))
-                        run = []
-                run.append(e)
-            if run:
-                rows.append(_run_row(profile, track, depth, run))
-    return rows
+            yield track, depth, ev[(start[ev] <= hi) & (start[ev] + dur[ev] >= lo)]
 
 
 def _run_row(profile: Profile, track: int, depth: int, run: list[int]) -> tuple:

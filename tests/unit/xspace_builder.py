@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,13 @@ def build_xspace(planes: list[dict]) -> bytes:
     return space.SerializeToString()
 
 
-def open_planes(directory: Path, planes: list[dict], name: str = "host.xplane.pb") -> Profile:
-    """The planes (as `build_xspace` takes them) written to `directory/name` and opened."""
+def open_planes(planes: list[dict], directory: Path | None = None,
+                name: str = "host0.xplane.pb") -> Profile:
+    """A Profile of the planes (as `build_xspace` takes them), through a real file
+    `directory/name` (a temporary directory's when None) and `open_profile`."""
+    if directory is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return open_planes(planes, Path(tmp), name)
     path = directory / name
     path.write_bytes(build_xspace(planes))
     return open_profile(path)
