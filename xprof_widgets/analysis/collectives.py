@@ -29,7 +29,14 @@ import pandas as pd
 from ..profile.model import Profile
 from .gpu_time import host_correlations
 from .kernel_families import communication_family
-from .kineto import KERNELS, events_of, innermost_enclosing, int_stat, rank_of
+from .kineto import (
+    KERNELS,
+    distributed_info,
+    events_of,
+    innermost_enclosing,
+    int_stat,
+    rank_of,
+)
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
          "gather", "scatter", "send_recv", "barrier")
@@ -104,16 +111,6 @@ def bus_factor(kind: str, ranks: int) -> float:
     (a barrier, other kernels, an unknown group size)."""
     rule = BUS_FACTOR.get(kind)
     return float(rule(ranks)) if rule is not None and ranks > 0 else float("nan")
-
-
-def world_size_of(profile: Profile) -> int:
-    """`distributedInfo.world_size` of the trace's header; 0 when absent."""
-    for stats in profile.sections["stats"]:
-        info = stats.get("distributedInfo") if isinstance(stats, dict) else None
-        size = info.get("world_size") if isinstance(info, dict) else None
-        if type(size) is int:
-            return size
-    return 0
 
 
 def _launches(profile: Profile, kernels: np.ndarray) -> np.ndarray:
@@ -194,7 +191,8 @@ def collective_part(profile: Profile) -> pd.DataFrame:
     per_element = np.array([element_bytes(d) or np.nan for d in args["dtype"].tolist()], float)
     size = np.fmax(args["In msg nelems"], args["Out msg nelems"]) * per_element
     group_size = args["Group size"]
-    group_size = np.where(np.isnan(group_size), world_size_of(profile), group_size)
+    group_size = np.where(np.isnan(group_size), distributed_info(profile, "world_size"),
+                          group_size)
     gathered = np.where(np.array(kind, dtype=object) == "all_gather", group_size, 1)
     size = np.where(np.isnan(size), _dims_bytes(profile, annotation) * gathered, size)
     track = profile.track_of(kernels)

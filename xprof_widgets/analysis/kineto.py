@@ -46,11 +46,16 @@ def events_of(profile: Profile, categories: Collection[str], section_kind: str) 
 
 def rank_of(profile: Profile) -> int:
     """The trace's distributed rank, `distributedInfo.rank` of its header; 0 when absent."""
+    return distributed_info(profile, "rank")
+
+
+def distributed_info(profile: Profile, key: str) -> int:
+    """An integer of the header's `distributedInfo` (`rank`, `world_size`); 0 when absent."""
     for stats in profile.sections["stats"]:
         info = stats.get("distributedInfo") if isinstance(stats, dict) else None
-        rank = info.get("rank") if isinstance(info, dict) else None
-        if type(rank) is int:
-            return rank
+        value = info.get(key) if isinstance(info, dict) else None
+        if type(value) is int:
+            return value
     return 0
 
 
