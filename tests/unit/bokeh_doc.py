@@ -7,14 +7,15 @@ from typing import Any
 
 
 def nodes(node: Any) -> Iterator[dict]:
-    """Every dict of a JSON tree, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from nodes(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from nodes(value)
+    """Every dict of a JSON tree, depth first, parents before children."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict):
+            yield item
+        if isinstance(item, (dict, list)):
+            stack.extend(reversed(list(children)))
 
 
 def models(doc: Any) -> list[dict]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .host import HTML_EVENT_NAME
 from .profile import EPOCH_NS, HostResult, write_host
@@ -86,6 +87,10 @@ def generate(
     A `path` that is a directory (existing, or written with a trailing slash) is a logdir: each
     host goes to `path/plugins/profile/<run>/<host>.xplane.pb` and the run folder is returned.
     Otherwise `path` is the one file (`hosts` must be 1). `n_events` counts all hosts together.
+    `html_event` adds one host event named `HTML_EVENT_NAME` (an `<img onerror>` tag) for
+    HTML-safety tests; `allocator` adds each device's allocator events (the memory profile's
+    data); `custom_calls` (TPU) makes the forward softmax a Pallas custom call, traced with LLO
+    lines, and adds performance counters (`llo.py`).
     """
     if kind not in ("tpu", "gpu"):
         raise ValueError(f"kind must be 'tpu' or 'gpu', not {kind!r}")
@@ -125,22 +130,7 @@ def generate(
     return SyntheticRun(out_dir if as_dir else path, results)
 
 
-def write_synthetic(
-    path: str | Path,
-    n_events: int,
-    kind: str = "tpu",
-    seed: int = 0,
-    hosts: int = 1,
-    devices: int = DEFAULT_DEVICES,
-    html_event: bool = False,
-    allocator: bool = False,
-    custom_calls: bool = False,
-) -> Path:
-    """Writes a synthetic profile of about `n_events` events; returns the file, or the run
-    folder when `path` is a directory. `html_event` adds one host event named
-    `HTML_EVENT_NAME` (an `<img onerror>` tag) for HTML-safety tests; `allocator` adds each
-    device's allocator events (the memory profile's data); `custom_calls` (TPU) makes the
-    forward softmax a Pallas custom call, traced with LLO lines, and adds performance counters
-    (`llo.py`)."""
-    return generate(path, n_events, kind, seed, hosts, devices, html_event, allocator,
-                    custom_calls).path
+def write_synthetic(path: str | Path, n_events: int, kind: str = "tpu", **options: Any) -> Path:
+    """Writes a synthetic profile of about `n_events` events (the other options as
+    `generate`'s); returns the file, or the run folder when `path` is a directory."""
+    return generate(path, n_events, kind, **options).path
