@@ -272,8 +272,8 @@ def test_left_out_steps_are_those_xprof_drops(case):
         return
     assert len(left) == 2 and left["step"].tolist() == [
         ours.steps["step"].min() - 1, ours.steps["step"].max() + 1]
-    assert left["reason"].str.startswith(("first step of more than 5",
-                                          "last step of more than 5")).all()
+    assert left["reason"].str.startswith(("first of more than 5 steps",
+                                          "last of more than 5 steps")).all()
 
 
 def built_run(tmp_path, n: int, idle: tuple[int, ...] = ()):

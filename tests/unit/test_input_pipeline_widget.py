@@ -63,7 +63,7 @@ def test_report_of_a_profile_with_steps(demo_widget):
     summary = report["summary"]
     assert summary["verdict"] == "HIGHLY" and summary["steps"] == 14
     assert [s["name"] for s in report["left_out"]] == ["train 0", "train 15"]
-    assert report["left_out"][0]["reason"].startswith("first step of more than 5")
+    assert report["left_out"][0]["reason"].startswith("first of more than 5 steps")
     assert summary["input_share_pct"] == pytest.approx(100 * demo_widget.input_share)
     assert summary["step_source"] == "host step roots"
     assert summary["largest_host_cost"] == "Demanded file read"

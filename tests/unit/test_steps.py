@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from xspace_builder import build_xspace
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.steps import LOOKED_FOR, SOURCES, find_steps
+from xprof_widgets.analysis.steps import (
+    EDGE_STEPS_KEPT,
+    LOOKED_FOR,
+    SOURCES,
+    edge_steps,
+    find_steps,
+    ill_formed,
+)
 
 US = 1_000_000
 
@@ -160,3 +168,23 @@ def test_pytorch_profiler_steps(tmp_path):
     steps = find_steps(write_chrome(tmp_path, torch_steps))
     assert steps.table["step"].tolist() == [7, 8]
     assert steps.table["name"].tolist() == ["ProfilerStep#7", "ProfilerStep#8"]
+
+
+def rule_rows(n, idle=()):
+    return pd.DataFrame({"step": range(n), "name": [f"train {k}" for k in range(n)],
+                         "has_work": [k not in idle for k in range(n)]})
+
+
+@pytest.mark.parametrize(("n", "ends"), [(5, []), (6, [0, 5]), (12, [0, 11])])
+def test_xprofs_edge_rule_starts_past_five_steps(n, ends):
+    left = edge_steps(rule_rows(n))
+    assert EDGE_STEPS_KEPT == 5 and left["step"].tolist() == ends
+    assert left["reason"].str.startswith(("first of more than 5 steps",
+                                          "last of more than 5 steps")).all()
+
+
+def test_steps_without_compute_are_ill_formed():
+    left = ill_formed(rule_rows(6, idle=(4, 1)), "device")
+    assert left["step"].tolist() == [1, 4]
+    assert (left["reason"].str.startswith("no device compute inside its marker")).all()
+    assert ill_formed(rule_rows(3), "host").empty

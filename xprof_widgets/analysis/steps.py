@@ -74,10 +74,9 @@ _RUNTIME_ROOTS = re.compile(r"^(?:FunctionRun|EagerExecute|EagerLocalExecute|Eag
 """TensorFlow runtime events that carry `_r` but are not steps (tf.data's functions among them)."""
 EDGE_STEPS_KEPT = 5
 """XProf leaves out the first and the last step when more well-formed steps than this remain."""
-NO_COMPUTE = "no {work} compute inside its marker (XProf counts well-formed steps only)"
-FIRST, LAST = "first step", "last step"
-EDGE = (f" of more than {EDGE_STEPS_KEPT} (XProf leaves out both ends of a run: the capture "
-        "may cut them)")
+NO_COMPUTE = "no {work} compute inside its marker: not a well-formed step"
+FIRST, LAST = "first", "last"
+EDGE = f" of more than {EDGE_STEPS_KEPT} steps: the capture may have cut it"
 LEFT_OUT_COLUMNS = ["step", "name", "reason"]
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _STEM = re.compile(r"[\s_\-.:#]*\d+\s*$")

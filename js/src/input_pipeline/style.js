@@ -23,6 +23,8 @@ export const CSS = `
 .xw-ip-share { font-size: 14px; }
 .xw-ip-muted { color: var(--xw-fg2); }
 .xw-ip-recommendation { margin: 6px 0 0 0; line-height: 17px; max-width: 110ch; }
+.xw-ip-left-out { margin-top: 6px; }
+.xw-ip-left-out ul { margin: 2px 0 0 0; padding-left: 20px; }
 .xw-ip-stats { border-collapse: collapse; margin: 2px 0 8px 0; font-variant-numeric: tabular-nums; }
 .xw-ip-stats th, .xw-ip-stats td { padding: 2px 12px 2px 0; text-align: right; }
 .xw-ip-stats th { color: var(--xw-fg2); font-weight: 400; }

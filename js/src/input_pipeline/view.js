@@ -76,8 +76,8 @@ export class InputPipelineView {
   leftOut(steps) {
     if (!steps?.length) return null;
     return h("div", { className: "xw-ip-left-out xw-ip-muted" },
-      `Not counted (${fmt.count(steps.length)} of the steps found, as XProf counts steps): `,
-      ...steps.flatMap((step, k) => [k ? "; " : "", h("b", {}, step.name), ` (${step.reason})`]));
+      `Not counted, as XProf counts steps (${fmt.count(steps.length)} of the steps found):`,
+      h("ul", {}, steps.map((step) => h("li", {}, h("b", {}, step.name), `: ${step.reason}`))));
   }
 
   deviceSide(report, charts) {
