@@ -5,10 +5,10 @@ than its GPU's peak for its dtype; GEMMs compute-heavier than elementwise ops)."
 
 from __future__ import annotations
 
+import fixture_files
 import numpy as np
 import pytest
 
-import fixture_files
 import xprof_widgets as xw
 from xprof_widgets.analysis.framework_op_stats import analyze_framework_op_stats
 from xprof_widgets.analysis.gpu_peaks import profile_gpu_peaks

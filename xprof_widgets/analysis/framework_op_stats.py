@@ -218,8 +218,8 @@ def _kineto(profile: Profile, parts: list[KinetoOps]) -> FrameworkOpStatsAnalysi
         calls = None
     if calls is not None and len(device):
         device = _with_costs(device, calls[calls["device_self_ps"] > 0], gpu)
-    elif calls is not None:  # a CPU run: the ops computed on the host
-        host = _with_costs(host, calls, None)
+    elif calls is not None and not (profile.built_tracks["section_kind"] == "device").any():
+        host = _with_costs(host, calls, None)  # a CPU-only run: the ops computed on the host
     return FrameworkOpStatsAnalysis(
         _with_idle(device, device_total) if len(device) else device,
         _with_idle(host, host_total) if len(host) else host, device_total, host_total, peaks,

@@ -37,6 +37,8 @@ from .framework_op_stats import analyze_framework_op_stats
 from .gpu_peaks import gpu_peaks, profile_gpu_peaks
 from .hlo_stats import MEMORIES, DevicePeaks, hlo_stats_available, op_metrics, rates
 from .hosts import host_parts
+from .kineto import has_category
+from .kineto_ops import DEVICE_WORK
 from .steps import find_steps, track_events
 from .torch_flops import op_flops
 
@@ -122,6 +124,8 @@ def _analyze(profile: Profile) -> RooflineModelAnalysis:
 def _kineto_calls(profile: Profile) -> pd.DataFrame:
     """The PyTorch op calls the roofline draws: outermost, with FLOPs, that ran GPU work
     (copies and fills are left out: their time is often a transfer from or to the host)."""
+    if not has_category(profile, DEVICE_WORK):  # cheap: a trace with no GPU work has none
+        return pd.DataFrame()
     calls = op_flops(profile)
     computes = np.nan_to_num(calls["flops"].to_numpy(np.float64)) > 0
     return calls[computes & calls["outermost"].to_numpy(bool)

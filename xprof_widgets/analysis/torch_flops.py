@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..profile.model import Profile
 from .hosts import host_parts
-from .kineto import args_of
+from .kineto import args_of, int_stat
 from .kineto_operators import op_device_times
 
 DTYPES = {
@@ -287,6 +287,11 @@ def _reduction(call: Call, tensors: list) -> Cost | None:
     return Cost("reduction", float(_numel(shape)), _bytes(tensors, out, size), kind)
 
 
+RULED = frozenset((*GEMM, *ATTENTION, *CONVOLUTION, CONVOLUTION_BACKWARD, *ELEMENTWISE, *COPIES,
+                   *REDUCTIONS, *SAME_SHAPE_REDUCTIONS))
+"""Every op name a rule here covers."""
+
+
 def op_cost(call: Call) -> Cost | None:
     """The FLOPs and bytes of one op call (module doc); None for an op of no family here."""
     name = call.name
@@ -332,34 +337,41 @@ def op_flops(profile: Profile) -> pd.DataFrame:
 
 
 def flop_part(profile: Profile) -> pd.DataFrame:
-    """One host's part of `op_flops`: its op calls with a cost. The rules run once per distinct
-    (name, dims, types, scalar arguments), not per call."""
+    """One host's part of `op_flops`: its op calls with a cost. Only calls of a name some rule
+    covers have their shapes read, and the rules run once per distinct (name, dims, types,
+    scalar arguments), not per call."""
     found = op_device_times(profile)
     if found is None:
         return pd.DataFrame()
     ops, names, host_ps, device_self, device_total, last = found
-    args = args_of(profile, ops, ("Input Dims", "Input dims", "Input type", "Concrete Inputs",
-                                  "flops"))
-    dims = np.where(pd.isna(args["Input Dims"]), args["Input dims"], args["Input Dims"])
-    keys = pd.Series([f"{n}\x00{d}\x00{t}\x00{c}" for n, d, t, c in zip(
-        names.tolist(), dims.tolist(), args["Input type"].tolist(),
-        args["Concrete Inputs"].tolist(), strict=True)], dtype=object)
-    codes, uniques = pd.factorize(keys)
-    first = np.full(len(uniques), -1, np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    costs = [_cost_of(names[i], dims[i], args["Input type"][i], args["Concrete Inputs"][i])
-             for i in first.tolist()]
-    family = np.array([c.family if c else "" for c in costs], object)[codes]
-    dtype = np.array([c.dtype if c else "" for c in costs], object)[codes]
-    trace_flops = np.array([_number(v) for v in args["flops"].tolist()], np.float64)
-    ours = np.array([c.flops if c else math.nan for c in costs], np.float64)[codes]
+    present, stated = int_stat(profile, ops, "flops")
+    trace_flops = np.where(present, stated.astype(np.float64), math.nan)
+    ours, moved = np.full((2, ops.shape[0]), math.nan)
+    family, dtype, signature = (np.full(ops.shape[0], "", object) for _ in range(3))
+    signature[:] = names
+    at = np.flatnonzero(pd.Series(names, dtype=object).isin(RULED).to_numpy())
+    if at.shape[0]:
+        args = args_of(profile, ops[at], ("Input Dims", "Input dims", "Input type",
+                                          "Concrete Inputs"))
+        dims = np.where(pd.isna(args["Input Dims"]), args["Input dims"], args["Input Dims"])
+        types, concrete = args["Input type"], args["Concrete Inputs"]
+        keys = pd.Series([f"{n}\x00{d}\x00{t}\x00{c}" for n, d, t, c in zip(
+            names[at].tolist(), dims.tolist(), types.tolist(), concrete.tolist(), strict=True)],
+            dtype=object)
+        codes, uniques = pd.factorize(keys)
+        first = np.full(len(uniques), -1, np.int64)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        costs = [_cost_of(names[at[i]], dims[i], types[i], concrete[i]) for i in first.tolist()]
+        family[at] = np.array([c.family if c else "" for c in costs], object)[codes]
+        dtype[at] = np.array([c.dtype if c else "" for c in costs], object)[codes]
+        ours[at] = np.array([c.flops if c else math.nan for c in costs], np.float64)[codes]
+        moved[at] = np.array([c.bytes if c else math.nan for c in costs], np.float64)[codes]
+        signature[at] = np.array([_signature(names[at[i]], dims[i], types[i])
+                                  for i in first.tolist()], object)[codes]
     flops = np.where(np.isnan(ours), trace_flops, ours)
-    moved = np.array([c.bytes if c else math.nan for c in costs], np.float64)[codes]
     keep = ~np.isnan(flops) | ~np.isnan(moved)
     return pd.DataFrame({
-        "operation": names, "signature": np.array([_signature(names[i], dims[i],
-                                                                 args["Input type"][i])
-                                                      for i in first.tolist()], object)[codes],
+        "operation": names, "signature": signature,
         "family": np.where(family == "", "other", family),
         "dtype": dtype, "peak_dtype": np.where((dtype == "fp32") & np.isin(family, MATRIX),
                                                 "tf32", dtype),
@@ -373,10 +385,6 @@ def _cost_of(name: object, dims: object, types: object, concrete: object) -> Cos
     if not isinstance(dims, list) or not isinstance(types, list):
         return None
     return op_cost(Call(str(name), dims, types, concrete if isinstance(concrete, list) else []))
-
-
-def _number(value: object) -> float:
-    return float(value) if type(value) in (int, float) else math.nan
 
 
 def _signature(name: object, dims: object, types: object) -> str:

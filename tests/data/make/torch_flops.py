@@ -75,9 +75,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
-        with open(path, "rb") as f, open(os.path.join(OUT, "trace.json.gz"), "wb") as out, \
-                gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
-            gz.write(f.read())
+        with open(path, "rb") as f:
+            trace = f.read()
+    with open(os.path.join(OUT, "trace.json.gz"), "wb") as out:
+        out.write(gzip.compress(trace, mtime=0))
     rows = [{"key": e.key, "input_shapes": str(e.input_shapes), "count": e.count,
              "flops": e.flops}
             for e in prof.key_averages(group_by_input_shape=True) if e.flops]
