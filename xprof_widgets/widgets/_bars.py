@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from . import _charts
 
-_BAR_PX, _CHROME_PX = 18, 70
+_BAR_PX, _CHROME_PX = 15, 70
 
 
 def hbar_item(labels: Sequence[str], values: Sequence[float], *, title: str, x_label: str,

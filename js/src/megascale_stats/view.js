@@ -44,6 +44,7 @@ export class MegascaleView extends ToolView {
       ]));
     this.table = new DataTable({ columns: COLUMNS, sort: { key: "total_stall_ms", descending: true },
       csvName: "megascale_stats.csv", placeholder: "Filter by collective or op" });
+    this.chartBox.classList.add("xw-chart-wide"); // the bars take the view's width
     return [head, h("div", { className: "xw-body" }, this.chartBox, this.table.el)];
   }
 

@@ -37,6 +37,7 @@ export class UtilizationView extends ToolView {
       ]));
     this.table = new DataTable({ columns: COLUMNS, sort: null, csvName: "utilization_viewer.csv",
       placeholder: "Filter by unit name" });
+    this.chartBox.classList.add("xw-chart-wide"); // the bars take the view's width
     return [head, h("div", { className: "xw-body" }, this.chartBox, this.table.el)];
   }
 
