@@ -10,6 +10,7 @@ new viewer on the profile comes back with it, and no key reached the notebook.
 from __future__ import annotations
 
 import json
+import time
 
 import harness
 import pytest
@@ -46,6 +47,15 @@ def kernel_json(page, expression: str):
     return json.loads(harness.run_in_kernel(page, f"import json; print(json.dumps({expression}))"))
 
 
+def kernel_reaches(page, expression: str, expected, timeout_s: float = 10.0):
+    """The expression's value in the kernel once it equals `expected` (a change the view made
+    reaches the kernel on the comm, which may be handled after a cell run just asked for)."""
+    deadline = time.monotonic() + timeout_s
+    while (value := kernel_json(page, expression)) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    return value
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_name", ["lab", "notebook7"])
 def test_pin_hide_and_bookmarks(app_name, request):
@@ -73,7 +83,7 @@ def test_pin_hide_and_bookmarks(app_name, request):
     pinned_label = "/device:GPU:0 · Stream #15(Nccl)"
     wait_data(page, "pinned", f"v === '{nccl['id']}'")
     assert wait_data(page, "topRow", f"v === '{pinned_label}'") == pinned_label
-    assert kernel_json(page, "tv.pinned_tracks") == [nccl["id"]]
+    assert kernel_reaches(page, "tv.pinned_tracks", [nccl["id"]]) == [nccl["id"]]
 
     # Hide: H with the mouse on the D2H stream's label (below the pinned row and GPU 0's header).
     order = [t["id"] for t in tracks if t["section"] == "/device:GPU:0" and t["id"] != nccl["id"]]
@@ -82,7 +92,7 @@ def test_pin_hide_and_bookmarks(app_name, request):
     widget.locator(".xw-tv-stage").focus()
     page.keyboard.press("h")
     wait_data(page, "hidden", f"v === '{d2h['id']}'")
-    assert kernel_json(page, "tv.hidden_tracks") == [d2h["id"]]
+    assert kernel_reaches(page, "tv.hidden_tracks", [d2h["id"]]) == [d2h["id"]]
     assert "1 pinned · 1 hidden" in widget.locator(".xw-tv-tracks-menu summary").inner_text()
 
     # Scroll the tracks: the pinned stream stays at the top, the rows under it move.
@@ -106,6 +116,8 @@ def test_pin_hide_and_bookmarks(app_name, request):
         page.keyboard.press("b")
         times.append(start + frac * (end - start))
     wait_data(page, "bookmarks", "v === 'bookmark 1|bookmark 2'")
+    names = kernel_reaches(page, "tv.bookmarks.name.tolist()", ["bookmark 1", "bookmark 2"])
+    assert names == ["bookmark 1", "bookmark 2"]
     marks = kernel_json(page, "tv.bookmarks.to_dict('records')")
     assert [m["name"] for m in marks] == ["bookmark 1", "bookmark 2"]
     for mark, t in zip(marks, times, strict=True):
@@ -141,3 +153,9 @@ def test_pin_hide_and_bookmarks(app_name, request):
                               "v.bookmarks.name.tolist()])(xw.TraceViewer(tv.profile))")
     assert again == [[nccl["id"]], [d2h["id"]], ["bookmark 1", "bookmark 2"]]
     assert page.evaluate(CELLS) == cells_before
+
+    # The Tracks menu shows the hidden stream again.
+    widget.locator(".xw-tv-tracks-menu summary").click()
+    widget.locator(f".xw-tv-tracks-menu button[data-show='{d2h['id']}']").click()
+    wait_data(page, "hidden", "v === ''")
+    assert kernel_reaches(page, "tv.hidden_tracks", []) == []
