@@ -11,16 +11,23 @@ from test_e2e_table_tools import APPS, column, open_tool, picture, rows_shown
 DATA = harness.REPO / "tests" / "data" / "xprof_counters"
 
 
+def open_drawn(request, app_name: str, variable: str, widget: str, fixture: str, root: str,
+               chart: str):
+    """The widget opened in that app, its one chart drawn."""
+    app = request.getfixturevalue(app_name)
+    page, view = open_tool(app, f"{variable}_{app_name}", (
+        f"import xprof_widgets as xw\n{variable} = xw.{widget}({str(DATA / fixture)!r})\n"
+        f"{variable}"), root)
+    assert [c.get_attribute("data-chart") for c in
+            view.locator(".xw-chart[data-drawn='1']").all()] == [chart]
+    return page, view
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_name", APPS)
 def test_utilization_viewer(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"uv_{app_name}", (
-        "import xprof_widgets as xw\n"
-        f"uv = xw.UtilizationViewer({str(DATA / 'synthetic_tpu_counters.xplane.pb')!r})\nuv"),
-        ".xw-uv")
-    assert [c.get_attribute("data-chart") for c in
-            widget.locator(".xw-chart[data-drawn='1']").all()] == ["units"]
+    page, widget = open_drawn(request, app_name, "uv", "UtilizationViewer",
+                              "synthetic_tpu_counters.xplane.pb", ".xw-uv", "units")
     assert rows_shown(widget) == 262
     assert "Chips\n2" in widget.locator(".xw-tiles").inner_text()
     widget.locator("select[data-facet='device']").select_option("1")
@@ -41,13 +48,8 @@ def test_utilization_viewer(request, app_name):
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_name", APPS)
 def test_megascale_stats(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"ms_{app_name}", (
-        "import xprof_widgets as xw\n"
-        f"ms = xw.MegascaleStats({str(DATA / 'synthetic_megascale.xplane.pb')!r})\nms"),
-        ".xw-ms")
-    assert [c.get_attribute("data-chart") for c in
-            widget.locator(".xw-chart[data-drawn='1']").all()] == ["stall"]
+    page, widget = open_drawn(request, app_name, "ms", "MegascaleStats",
+                              "synthetic_megascale.xplane.pb", ".xw-ms", "stall")
     assert rows_shown(widget) == 4
     assert column(widget, "rendezvous")[0] == harness.run_in_kernel(
         page, "print(ms.to_dataframe().sort_values('total_stall_ms').rendezvous.iloc[-1])").strip()
