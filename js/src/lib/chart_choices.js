@@ -13,6 +13,13 @@ import { RequestError, request } from "./transport.js";
 export const BUSY = "Waiting for the kernel (a cell may be running)…";
 
 export const chartChoiceMethods = {
+  /** Listens to the model (the [event, handler] pairs, dropped on dispose), then loads the charts. */
+  begin(listeners) {
+    this.listeners = listeners;
+    for (const [event, fn] of listeners) this.model.on(event, fn);
+    this.start().catch((error) => this.fail(error));
+  },
+
   async start() {
     this.status.textContent = "Loading the charts…";
     const onBusy = () => { this.status.textContent = BUSY; };

@@ -105,13 +105,11 @@ export class MemoryProfileView {
       this.el.dataset.ready = "1";
       return;
     }
-    this.listeners = [
+    this.begin([
       ["change:_choices", () => this.syncOptions()],
       ["change:host", () => this.choiceChanged()],
       ["change:memory_id", () => this.choiceChanged()],
-    ];
-    for (const [event, fn] of this.listeners) model.on(event, fn);
-    this.start().catch((error) => this.fail(error));
+    ]);
   }
 
   build() {

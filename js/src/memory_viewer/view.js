@@ -43,15 +43,13 @@ export class MemoryViewerView {
       this.el.dataset.ready = "1";
       return;
     }
-    this.listeners = [
+    this.begin([
       ["change:_modules", () => this.syncOptions()],
       ["change:_spaces", () => this.syncOptions()],
       ["change:module", () => this.choiceChanged()],
       ["change:memory_space", () => this.choiceChanged()],
       ["change:title", () => { this.source.textContent = model.get("title"); }],
-    ];
-    for (const [event, fn] of this.listeners) model.on(event, fn);
-    this.start().catch((error) => this.fail(error));
+    ]);
   }
 
   // ---- DOM --------------------------------------------------------------------------------

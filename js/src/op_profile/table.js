@@ -31,19 +31,6 @@ const LEFT = new Set(["name", "framework"]);
 const NAME_CHARS = 48; // longer names lose their middle (the cell's title has them whole)
 const FRAMEWORK_CHARS = 36;
 
-/** Columnar kernel answer -> array of row objects. */
-export function rowsOf(columns) {
-  const keys = Object.keys(columns);
-  const n = keys.length ? columns[keys[0]].length : 0;
-  const rows = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = {};
-    for (const key of keys) row[key] = columns[key][i];
-    rows[i] = row;
-  }
-  return rows;
-}
-
 export class OpTable {
   /**
    * callbacks: hover(op), leave(nextElement), select(op), needFused(op) -> Promise<rows|null>.

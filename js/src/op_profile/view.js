@@ -9,7 +9,8 @@ import { emptyState } from "../lib/empty.js";
 import { linkButton } from "../lib/links.js";
 import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
-import { OpTable, rowsOf } from "./table.js";
+import { rowsOf } from "../lib/table.js";
+import { OpTable } from "./table.js";
 import { startView } from "../lib/view_state.js";
 
 const CONTROLS = ["group_by", "sort_by", "ops_shown", "top_90", "exclude_idle", "name_filter"];
