@@ -124,8 +124,8 @@ def _analyze(profile: Profile) -> RooflineModelAnalysis:
 def _kineto_calls(profile: Profile) -> pd.DataFrame:
     """The PyTorch op calls the roofline draws: outermost, with FLOPs, that ran GPU work
     (copies and fills are left out: their time is often a transfer from or to the host)."""
-    if not has_category(profile, DEVICE_WORK):  # cheap: a trace with no GPU work has none
-        return pd.DataFrame()
+    if not any(p.part for p in host_parts(profile, has_category, DEVICE_WORK)):
+        return pd.DataFrame()  # cheap (reads no events): a trace without GPU work has none
     calls = op_flops(profile)
     computes = np.nan_to_num(calls["flops"].to_numpy(np.float64)) > 0
     return calls[computes & calls["outermost"].to_numpy(bool)
