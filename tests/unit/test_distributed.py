@@ -276,6 +276,19 @@ def test_widget_faces_and_report(dlrm):
     assert "message" in empty
 
 
+def test_the_trace_viewer_selects_one_collective_on_every_rank(dlrm):
+    dv = xw.DistributedView(dlrm)
+    first = dv.collective(0)
+    assert first["host"].tolist() == [f"rank {r}" for r in range(8)]
+    tv = xw.TraceViewer(dlrm)
+    tv.show(first)
+    assert sorted(tv.selected_events) == sorted(first["event"].tolist())
+    chosen = tv.selection
+    assert chosen["name"].str.startswith("ncclKernel_SendRecv_RING_SIMPLE").all()
+    lo, hi = tv.window  # the view spans every rank's kernel: 7.6 ms of arrivals, one clock
+    assert lo <= first["start_us"].min() and hi >= (first["start_us"] + first["duration_us"]).max()
+
+
 def test_instances_name_their_kernel_events(dlrm):
     rows = analyze_distributed(dlrm).instances
     names = dlrm.metadata["name"].to_numpy(object)[dlrm.meta[rows["event"].to_numpy()]]
@@ -295,5 +308,8 @@ def test_a_pod_on_dask_gives_the_local_tables(dlrm):
             pd.testing.assert_frame_equal(a.instances, b.instances)
             pd.testing.assert_frame_equal(a.skew(), b.skew())
             assert distributed_available(pod)
+            tv = xw.TraceViewer(pod)  # streams the ranks one collective ran on: all eight
+            tv.show(xw.DistributedView(pod).collective(0))
+            assert tv.hosts == pod.hosts and len(tv.selected_events) == 8
         finally:
             pod.close()

@@ -12,6 +12,7 @@ kind; each collective matched across ranks; stragglers per rank).
     dv.skew()             # per collective matched across ranks: spread, last rank, wait
     dv.stragglers()       # per rank: last arrivals, waiting caused
     dv.instances()        # every collective kernel of every rank
+    xw.TraceViewer(dv.profile).show(dv.collective(0))   # one collective on every rank, selected
 """
 
 from __future__ import annotations
@@ -91,6 +92,12 @@ class DistributedView(RequestWidget, CsvExport):
     def instances(self) -> pd.DataFrame:
         """Every collective kernel of every rank, with its matched instance and event id."""
         return self.analysis.instances.copy()
+
+    def collective(self, instance: int) -> pd.DataFrame:
+        """The kernels of one matched collective (`skew()`'s `instance`), one row per rank,
+        with their `event` ids: `TraceViewer.show` selects them on every rank's row at once."""
+        rows = self.analysis.instances
+        return rows[rows["instance"] == instance].reset_index(drop=True)
 
     @handler("table")
     def _table(self) -> dict:
