@@ -58,6 +58,14 @@ def test_kineto_overview_and_kernel_breakdown(request, app_name):
     assert "Kernel 38.552 ms (17.3%)" in steps and "Runtime 10.049 ms" in steps
     gpu = page.locator("[data-table='torch-gpu'] tbody td").all_inner_texts()
     assert gpu == ["0", "23.3%", "16.9%", "35.3%"]
+    # the view draws what the pandas face returns (Overview.torch_step_breakdown / _gpu_metrics)
+    faces = harness.run_in_kernel(page, (
+        "from xprof_widgets import Overview\no = Overview(suite.profile)\n"
+        "m = o.torch_gpu_metrics().iloc[0]; b = o.torch_step_breakdown()\n"
+        "print(f\"{m.gpu_utilization:.1%} {m.est_sm_efficiency:.1%} {m.est_achieved_occupancy_pct:.1f}%\")\n"
+        "print(len(b[b.step != 'average']), round(b.kernel_us.iloc[-1] / 1000, 3))")).split("\n")
+    assert faces[0] == " ".join(gpu[1:])
+    assert faces[1] == f"{bars.count()} 38.552"
     harness.picture(page, page.locator(".xw-overview"), f"overview_kineto_{app_name}")
 
     advice = page.locator(".xw-ov-advice li", has_text="GPU idle 77.2%")
