@@ -113,6 +113,14 @@ def bus_factor(kind: str, ranks: int) -> float:
     return float(rule(ranks)) if rule is not None and ranks > 0 else float("nan")
 
 
+def bus_factors(kinds: pd.Series, ranks: pd.Series) -> np.ndarray:
+    """`bus_factor` of each (kind, ranks) pair, computed once per distinct pair."""
+    pairs = pd.DataFrame({"kind": kinds.to_numpy(object), "ranks": ranks.to_numpy(np.int64)})
+    distinct = pairs.drop_duplicates()
+    factor = [bus_factor(k, n) for k, n in distinct.itertuples(index=False)]
+    return pairs.merge(distinct.assign(factor=factor), how="left")["factor"].to_numpy(np.float64)
+
+
 def _launches(profile: Profile, kernels: np.ndarray) -> np.ndarray:
     """The host call (runtime or driver) that launched each kernel, by `correlation`; -1
     where the trace holds none."""

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import PS_PER_US, Profile
-from .collectives import COLUMNS, bus_factor, collective_part
+from .collectives import COLUMNS, bus_factors, collective_part
 from .gpu_time import gpu_work, overlap_of, temporal_breakdown
 from .hosts import host_parts
 
@@ -106,8 +106,7 @@ class DistributedAnalysis:
             "end_spread_us": grouped["end_us"].max() - grouped["end_us"].min(),
             "size_bytes": last["size_bytes"], "transfer_us": last["duration_us"]})
         out["complete"] = out["ranks"] >= out["group_size"]
-        factor = np.array([bus_factor(k, n) for k, n in zip(out["kind"], out["group_size"],
-                                                            strict=True)])
+        factor = bus_factors(out["kind"], out["group_size"])
         out["busbw_no_wait_gbps"] = _gbps(out["size_bytes"], out["transfer_us"]) * factor
         return out.reset_index().sort_values("first_start_us", kind="stable")[SKEW_COLUMNS] \
             .reset_index(drop=True)
@@ -121,8 +120,7 @@ class DistributedAnalysis:
         if not len(rows):
             return pd.DataFrame(columns=KIND_COLUMNS)
         sized = rows["size_bytes"].notna()
-        factor = np.array([bus_factor(k, n) for k, n in zip(rows["kind"], rows["group_size"],
-                                                            strict=True)])
+        factor = bus_factors(rows["kind"], rows["group_size"])
         frame = rows.assign(sized_us=rows["duration_us"].where(sized, 0.0),
                             bytes=rows["size_bytes"].fillna(0.0),
                             bus_bytes=rows["size_bytes"].fillna(0.0) * factor)
@@ -213,8 +211,7 @@ def _instances(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     rows["start_us"] = rows["start_ps"] / PS_PER_US
     rows["duration_us"] = (rows["end_ps"] - rows["start_ps"]) / PS_PER_US
     algbw = _gbps(rows["size_bytes"], rows["duration_us"])
-    factor = np.array([bus_factor(k, n) for k, n in zip(rows["kind"], rows["group_size"],
-                                                        strict=True)])
+    factor = bus_factors(rows["kind"], rows["group_size"])
     rows["algbw_gbps"], rows["busbw_gbps"] = algbw, algbw * factor
     rows["instance"], mismatched = _agreed(rows, _match(rows))
     matched = rows["instance"] >= 0
