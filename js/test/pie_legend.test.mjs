@@ -30,3 +30,10 @@ test("plain names lose their middle as in the tables", () => {
   const [entry] = legendEntries([{ name, share: "1.0%", value: "1 µs", color: "#000" }], 20);
   assert.equal(entry.text, "model/laye…er/MatMul (1.0%)");
 });
+
+test("a DataLoader's step keeps its iterator, not only 'enumerate(…)'", () => {
+  const name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+  const [entry] = legendEntries([{ name, share: "13.8%", value: "1 µs", color: "#000" }]);
+  assert.equal(entry.text, `${elideName(name, LEGEND_CHARS)} (13.8%)`);
+  assert.equal(entry.text, "enumerate(DataLoader)#…taLoaderIter.__next__ (13.8%)");
+});

@@ -71,6 +71,9 @@ export function parseSignature(text) {
     if (end < 0) return null;
     params = s.slice(paren, end + 1);
     suffix = s.slice(end + 1);
+    // a qualifier (" const", " [clone .kd]") may follow; "enumerate(DataLoader)#_Iter.__next__",
+    // PyTorch's name for a loader's step, is words, no signature
+    if (suffix && !/^\s/.test(suffix)) return null;
   }
   head = head.trimEnd();
   let targs = "";
