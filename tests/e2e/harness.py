@@ -335,6 +335,15 @@ class NotebookApp:
         )
         return page
 
+    def logdir(self, name: str, host_files: dict[str, Path]) -> str:
+        """A logdir `name` in the server's root holding one run of the files ({name in the run:
+        the file to copy}); the name, as a notebook there opens it."""
+        run = self.server.root / name / "plugins" / "profile" / "2026_11_29_00_00_00"
+        run.mkdir(parents=True, exist_ok=True)
+        for file_name, source in host_files.items():
+            shutil.copyfile(source, run / file_name)
+        return name
+
     def show(self, name: str, cells: list[str], ready: str, width: int | None = None):
         """Writes the notebook `name`, runs it and waits for `ready` (`wait_ready`), the window
         `width` px wide when given; the page."""

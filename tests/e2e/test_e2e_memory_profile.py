@@ -9,8 +9,6 @@ PyTorch), and a CPU trace in Notebook 7."""
 
 from __future__ import annotations
 
-import shutil
-
 import harness
 import pytest
 
@@ -56,6 +54,27 @@ def open_profile(app, name: str, source: str):
 
 def wait_drawn(page, memory: str) -> None:
     page.wait_for_selector(f"{READY}[data-memory='{memory}']", timeout=20_000)
+
+
+def click_to_trace(page, ms: float) -> str:
+    """Clicks the suite's memory timeline at `ms`; once the suite shows the Trace Viewer around
+    that moment with events selected, the names of those events (printed by the kernel)."""
+    point = page.evaluate(PLOT_POINT, [ms, 0.9])
+    page.mouse.click(point["x"], point["y"])
+    # This poll may make the trace tab while the click's link makes it on the kernel's subshell.
+    for _ in range(50):
+        shown = harness.run_in_kernel(page, (
+            "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))
+        if shown.startswith("trace"):
+            break
+        page.wait_for_timeout(100)
+    key, start, end = shown.split()
+    assert key == "trace" and float(start) < ms * 1000 < float(end)
+    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
+                           "?.dataset.selected || 0) > 0", timeout=30_000)
+    return harness.run_in_kernel(page, (
+        "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
+        "['name'])))"))
 
 
 def hover_at(page, ms: float) -> None:
@@ -140,32 +159,14 @@ def test_memory_profile_without_allocator_events(notebook7):
 
 @pytest.mark.e2e
 def test_memory_profile_in_the_suite_shows_a_moment_in_the_trace(lab):
-    run = lab.server.root / "mp_logdir" / "plugins" / "profile" / "2026_11_29_00_00_00"
-    run.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(TF, run / "vm.xplane.pb")
-    source = "import xprof_widgets as xw\nsuite = xw.Profiler('mp_logdir', tool='memory_profile')"
+    logdir = lab.logdir("mp_logdir", {"vm.xplane.pb": TF})
+    source = f"import xprof_widgets as xw\nsuite = xw.Profiler({logdir!r}, tool='memory_profile')"
     cells = [f"{source}\nsuite"]
     page = lab.show("memory_profile_suite.ipynb", cells, READY)
     widget = page.locator(".xw-mp")
     assert "Click the timeline" in widget.locator(".xw-mp-card").inner_text()
     times = page.evaluate(SOURCE, "x")
-    ms = (times[40] + times[41]) / 2
-    point = page.evaluate(PLOT_POINT, [ms, 0.9])
-    page.mouse.click(point["x"], point["y"])
-    # This poll may make the trace tab while the click's link makes it on the kernel's subshell.
-    for _ in range(50):
-        shown = harness.run_in_kernel(page, (
-            "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))
-        if shown.startswith("trace"):
-            break
-        page.wait_for_timeout(100)
-    key, start, end = shown.split()
-    assert key == "trace" and float(start) < ms * 1000 < float(end)
-    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
-                           "?.dataset.selected || 0) > 0", timeout=30_000)
-    selected = harness.run_in_kernel(page, (
-        "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
-        "['name'])))"))
+    selected = click_to_trace(page, (times[40] + times[41]) / 2)
     assert "ExecutorState::Process" in selected  # TensorFlow's executor, on the allocating thread
 
 
@@ -253,8 +254,7 @@ def test_memory_profile_pytorch_cpu_in_notebook7(notebook7):
 def test_memory_profile_pytorch_in_the_suite_shows_an_allocation_in_the_trace(lab):
     source = (f"import xprof_widgets as xw\n"
               f"suite = xw.Profiler({str(TORCH_CPU)!r}, tool='memory_profile')\nsuite")
-    page = lab.open_and_run(lab.notebook("memory_profile_torch_suite.ipynb", [source]))
-    lab.wait_ready(page, READY)
+    page = lab.show("memory_profile_torch_suite.ipynb", [source], READY)
     assert "Click the timeline" in page.locator(".xw-mp .xw-mp-card").inner_text()
     # An allocation followed by the longest quiet spell: a click inside it picks that one.
     found = harness.run_in_kernel(page, (
@@ -263,19 +263,5 @@ def test_memory_profile_pytorch_in_the_suite_shows_an_allocation_in_the_trace(la
         "k = int(gap.idxmax())\n"
         "print((s['time_us'].iat[k] + gap.iat[k] / 2) / 1000, s['cpu_op'].iat[k], sep='|')"))
     click_ms, op = float(found.split("|")[0]), found.split("|")[1].strip()
-    point = page.evaluate(PLOT_POINT, [click_ms, 0.9])
-    page.mouse.click(point["x"], point["y"])
-    for _ in range(50):
-        shown = harness.run_in_kernel(page, (
-            "print(suite.tab_keys[suite.tabs.selected_index], *suite.tool('trace').window)"))
-        if shown.startswith("trace"):
-            break
-        page.wait_for_timeout(100)
-    key, start, end = shown.split()
-    assert key == "trace" and float(start) < click_ms * 1000 < float(end)
-    page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
-                           "?.dataset.selected || 0) > 0", timeout=30_000)
-    selected = harness.run_in_kernel(page, (
-        "print(sorted(set(suite.profile.events_frame(suite.tool('trace').selected_events)"
-        "['name'])))"))
+    selected = click_to_trace(page, click_ms)
     assert op.startswith("aten::") and op in selected and "[memory]" in selected

@@ -5,7 +5,6 @@ missing."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import harness
@@ -229,11 +228,8 @@ def test_memory_viewer_large_module(lab):
 
 @pytest.mark.e2e
 def test_memory_viewer_in_the_suite_links_to_the_trace(lab):
-    run = lab.server.root / "suite_logdir" / "plugins" / "profile" / "2026_11_29_00_00_00"
-    run.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(CPU, run / "vm.xplane.pb")
-    source = "import xprof_widgets as xw\nsuite = xw.Profiler('suite_logdir', tool='overview')"
-    cells = [f"{source}\nsuite"]
+    logdir = lab.logdir("suite_logdir", {"vm.xplane.pb": CPU})
+    cells = [f"import xprof_widgets as xw\nsuite = xw.Profiler({logdir!r}, tool='overview')\nsuite"]
     page = lab.show("memory_viewer_suite.ipynb", cells, "[data-ready='1']")
     page.locator(".lm-TabBar-tab", has_text="Memory Viewer").click()
     lab.wait_ready(page, READY)
