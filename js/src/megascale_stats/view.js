@@ -5,7 +5,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { ToolView, tiles } from "../lib/tool_view.js";
 
-const ms = (v) => (v === null || v === undefined ? fmt.DASH : fmt.time(v * 1000));
+export const ms = (v) => (v === null || v === undefined ? fmt.DASH : fmt.time(v * 1000));
 
 export const COLUMNS = [
   { key: "host", label: "Host", align: "left", facet: true, filter: false },

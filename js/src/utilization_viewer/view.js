@@ -6,7 +6,7 @@ import { DataTable, rowsOf } from "../lib/table.js";
 import { ToolView, tiles } from "../lib/tool_view.js";
 
 /** A count in its unit (bytes as bytes, the rest as plain counts). */
-const amount = (value, row) => (row?.unit === "bytes" ? fmt.bytes(value) : fmt.count(value));
+export const amount = (value, row) => (row?.unit === "bytes" ? fmt.bytes(value) : fmt.count(value));
 
 export const COLUMNS = [
   { key: "host", label: "Host", align: "left", facet: true, filter: false },
