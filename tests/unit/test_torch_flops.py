@@ -168,3 +168,22 @@ def test_bound_by_at_the_ridge_point():
     with_row_peak = rows.assign(peak_flops=[np.nan, peak_flops, 200e12])
     assert _roofline(with_row_peak, Peaks(math.nan, peak_bw))["bound_by"].tolist() == \
         ["HBM", "HBM", "HBM"]
+
+
+def test_the_traces_own_flops_arg(tmp_path):
+    """Where the trace writes `flops` (with_flops=True in PyTorch versions whose exporter does),
+    it is kept as `trace_flops`; it stands in for an op no rule covers, and ours stay where a
+    rule does (here PyTorch's addmm count equals ours)."""
+    def op(name, ts, dims, types, flops):
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
+                "dur": 10, "args": {"Input Dims": dims, "Input type": types, "flops": flops}}
+    trace = {"traceEvents": [
+        op("aten::addmm", 0, [[32], [64, 128], [128, 32], [], []],
+           ["float", "float", "float", "Scalar", "Scalar"], 524288),
+        op("aten::lstm", 20, [[4, 8]], ["float"], 1234)]}
+    path = tmp_path / "flops.pt.trace.json"
+    path.write_text(json.dumps(trace))
+    calls = op_flops(xw.open_profile(path)).set_index("operation")
+    assert calls.loc["aten::addmm", "flops"] == calls.loc["aten::addmm", "trace_flops"] == 524288
+    assert calls.loc["aten::lstm", "flops"] == 1234 and calls.loc["aten::lstm", "family"] == "other"
+    assert math.isnan(calls.loc["aten::lstm", "bytes"])
