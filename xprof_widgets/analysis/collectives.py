@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -89,15 +90,18 @@ def _compact(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+@lru_cache(maxsize=4096)
 def collective_kind(text: object) -> str | None:
     """The kind a collective's or kernel's name says (KINDS, `other` for a name that names no
-    kind but does name an NCCL collective), None for an empty name."""
+    kind but does name an NCCL collective), None for an empty name (memoized: a trace repeats
+    few names)."""
     if not isinstance(text, str) or not text:
         return None
     compact = _compact(text.removeprefix("nccl:"))
     return next((kind for kind, pattern in _KIND_PATTERNS if re.search(pattern, compact)), OTHER)
 
 
+@lru_cache(maxsize=256)
 def element_bytes(dtype: object) -> int | None:
     """Bytes per element of a PyTorch dtype name, None where unknown."""
     if not isinstance(dtype, str):
@@ -154,8 +158,7 @@ def _fields(profile: Profile, places: list[np.ndarray]) -> dict[str, np.ndarray]
         here = np.flatnonzero(events >= 0)
         for name in ARGS:
             values = profile.stat_column(events[here], name)
-            fill = np.array([v is not None and out[name][k] is None
-                             for k, v in zip(here.tolist(), values.tolist(), strict=True)], bool)
+            fill = pd.notna(values) & pd.isna(out[name][here])
             out[name][here[fill]] = values[fill]
         for name in INT_ARGS:
             has, values = int_stat(profile, events[here], name)
