@@ -34,3 +34,29 @@ def test_kineto_roofline(request, app_name):
     widget.locator(".xw-dt").nth(1).locator("select[data-facet='category']").select_option("")
     if app_name == "lab":
         picture(page, widget, "roofline_model_torch")
+
+
+def _hidden(widget) -> set[str]:
+    return set((widget.locator(".xw-dt").nth(0).get_attribute("data-hidden-columns") or "")
+               .split(","))
+
+
+COST = {"measured_flop_rate_gflops", "model_flop_rate_gflops", "measured_memory_bw_gbps",
+        "operational_intensity", "bound_by"}
+
+
+@pytest.mark.e2e
+def test_framework_op_stats_cost_columns(lab):
+    """Filled on PARAM's DLRM run (shapes recorded, a V100), hidden on HTA's nccl_data trace
+    (no shapes: every cost unknown)."""
+    dlrm = harness.REPO / "tests" / "data" / "public" / "param" / "dlrm_v100_8rank" / \
+        "worker0_step_12.1694128201545.pt.trace.json.gz"
+    nccl = harness.REPO / "tests" / "data" / "public" / "hta" / "nccl_parser_config" / \
+        "nccl_data.json.gz"
+    page, widget = open_tool(lab, "torch_fw_costs", (
+        f"import xprof_widgets as xw\nxw.FrameworkOpStats({str(dlrm)!r})"), ".xw-fw")
+    assert not COST & _hidden(widget)
+    picture(page, widget, "framework_op_stats_torch_flops")
+    page, widget = open_tool(lab, "torch_fw_no_costs", (
+        f"import xprof_widgets as xw\nxw.FrameworkOpStats({str(nccl)!r})"), ".xw-fw")
+    assert COST <= _hidden(widget)
