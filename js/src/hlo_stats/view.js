@@ -3,7 +3,7 @@ import { bandwidth, onChipColumns, pct, rate, ratio } from "../lib/columns.js";
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
-import { ToolView, tiles } from "../lib/tool_view.js";
+import { ToolView } from "../lib/tool_view.js";
 
 export const COLUMNS = [
   { key: "rank", label: "Rank" },
@@ -35,15 +35,12 @@ export class HloStatsView extends ToolView {
 
   build() {
     const s = this.summary;
-    const head = h("div", { className: "xw-tool-head" },
-      h("div", { className: "xw-tool-title" }, "HLO Stats ", h("span", {}, s.source ?? "")),
-      tiles([
-        ["Device", fmt.deviceLabel(s.kind, s.device, s.cores)],
-        ["HLO ops", fmt.count(s.ops)],
-        ["Device time", fmt.time(s.total_time_us), "summed over cores / devices"],
-        ["Idle", s.total_time_us ? fmt.percent(s.idle_time_us / s.total_time_us) : fmt.DASH],
-      ]),
-      (s.notes ?? []).length ? h("p", { className: "xw-notes" }, s.notes.join(" ")) : null);
+    const head = this.head("HLO Stats", [
+      ["Device", fmt.deviceLabel(s.kind, s.device, s.cores)],
+      ["HLO ops", fmt.count(s.ops)],
+      ["Device time", fmt.time(s.total_time_us), "summed over cores / devices"],
+      ["Idle", s.total_time_us ? fmt.percent(s.idle_time_us / s.total_time_us) : fmt.DASH],
+    ], (s.notes ?? []).length ? h("p", { className: "xw-notes" }, s.notes.join(" ")) : null);
     const columns = COLUMNS.flatMap((c) => (c === "on chip" ? onChipColumns(s.on_chip) : [c]));
     this.table = new DataTable({
       columns, sort: { key: "rank", descending: false }, csvName: "hlo_stats.csv",

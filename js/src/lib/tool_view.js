@@ -52,6 +52,14 @@ export class ToolView {
     clearCharts(this.views);
   }
 
+  /** The header: the tool's title and the profile's source, its tiles ([[label, value, title],
+   * ...]) and anything after them (notes). */
+  head(title, list, ...after) {
+    return h("div", { className: "xw-tool-head" },
+      h("div", { className: "xw-tool-title" }, `${title} `, h("span", {}, this.summary.source ?? "")),
+      tiles(list), ...after);
+  }
+
   /** Request parameters for the current controls (default: the synced traits). */
   params() {
     return Object.fromEntries(this.traits.map((t) => [t, this.model.get(t)]));

@@ -3,7 +3,7 @@
 import { h } from "../lib/dom.js";
 import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
-import { ToolView, tiles, traitBox } from "../lib/tool_view.js";
+import { ToolView, traitBox } from "../lib/tool_view.js";
 
 /** A counter's value in decimal and in hex (XProf's "Value (Hex)"). */
 export function decHex(value) {
@@ -29,15 +29,13 @@ export class PerfCountersView extends ToolView {
 
   build() {
     const s = this.summary;
-    const head = h("div", { className: "xw-tool-head" },
-      h("div", { className: "xw-tool-title" }, "Perf Counters ", h("span", {}, s.source ?? "")),
-      tiles([
-        ["Counter samples", fmt.count(s.rows)],
-        ["Chips", fmt.count(s.chips)],
-        ["Samples", fmt.count(s.samples), "per chip and kernel"],
-        ["Counters", fmt.count(s.counters), "distinct names"],
-        ["Non-zero", fmt.count(s.nonzero)],
-      ]));
+    const head = this.head("Perf Counters", [
+      ["Counter samples", fmt.count(s.rows)],
+      ["Chips", fmt.count(s.chips)],
+      ["Samples", fmt.count(s.samples), "per chip and kernel"],
+      ["Counters", fmt.count(s.counters), "distinct names"],
+      ["Non-zero", fmt.count(s.nonzero)],
+    ]);
     const controls = h("div", { className: "xw-controls" },
       traitBox(this.model, "nonzero_only", "Only non-zero counters", "XProf's default: hide counters whose value is 0"));
     this.table = new DataTable({ columns: COLUMNS, sort: { key: "counter", descending: false },
