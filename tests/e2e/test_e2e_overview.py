@@ -32,6 +32,7 @@ def test_overview_in_the_suite_links_recommendations_to_their_tools(lab):
     assert page.locator(".xw-ov-card[data-card='hlo-ops'] tbody tr").count() == 10
     harness.picture(page, page.locator(".xw-overview"), "overview_tpu")
 
+    assert page.locator(".xw-ov-advice .xw-ov-rule").first.inner_text() == "InputPipelineVerdict"
     buttons = page.locator(".xw-ov-advice button.xw-link")
     assert buttons.first.inner_text() == "Open Input Pipeline"
     buttons.first.click()
@@ -60,5 +61,10 @@ def test_overview_of_a_cpu_run_in_notebook7(notebook7):
     assert "Only 0.0% of host computation is 16 bit" in text["advice"]
     assert text["precision"].startswith("Host compute precision") and "Host compute time" in text["precision"]
     assert page.locator(".xw-ov-advice button").count() == 0  # no suite: nothing to open
+    # each recommendation is tagged with its rule: XProf's smart suggestion first, then ours
+    tags = page.locator(".xw-ov-advice .xw-ov-rule")
+    assert tags.first.inner_text() == "HostProcessingBoundRule"
+    assert tags.first.get_attribute("data-by") == "xprof"
+    assert tags.last.inner_text() == "LowPrecisionShare" and tags.last.get_attribute("data-by") == "ours"
     assert "dot_general" in text["framework-ops"]
     harness.picture(page, page.locator(".xw-overview"), "overview_cpu_notebook7")

@@ -11,6 +11,7 @@ from .. import tools as registry
 from ..analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview, time_breakdown
+from ..analysis.suggestions import RULES
 from ..analysis.torch_step_breakdown import torch_step_breakdown
 from ..opening import open_profile
 from ..profile.model import Profile
@@ -81,4 +82,6 @@ class Overview(RequestWidget):
         # in the suite, the tools it offers: a recommendation links to the one it comes from
         content["tools"] = ({t.key: t.title for t in registry.offered(self.profile)}
                             if self._linked else {})
+        # which rules are XProf's smart suggestions (the rest are ours): the view says whose
+        content["xprof_rules"] = [rule.name for rule in RULES]
         return content

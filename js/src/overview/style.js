@@ -28,6 +28,9 @@ export const CSS = `
 .xw-ov-status { color: var(--xw-fg2); padding: 8px; }
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
 .xw-ov-advice li { margin-bottom: 3px; }
+.xw-ov-rule { display: inline-block; margin-right: 6px; padding: 0 4px; border: 1px solid var(--xw-border1); border-radius: 3px;
+  font: 10px/14px var(--xw-mono); background: var(--xw-panel); color: var(--xw-fg2); }
+.xw-ov-rule[data-by="xprof"] { border-color: var(--xw-accent); color: var(--xw-accent); }
 .xw-ov-scroll { overflow-x: auto; }
 .xw-ov-barcell { width: 35%; min-width: 90px; }
 .xw-ov-minibar { margin: 0; height: 10px; }

@@ -100,17 +100,25 @@ export function frameworkOpsCard(ops, labels = {}, titles = {}) {
         h("td", {}, percent(op.cumulative_share_of_framework_self_time)), h("td", {}, si(op.flop_rate_gflops * 1e9, "FLOP/s"))))))));
 }
 
-/** The recommendations; in the suite each has a button opening the tool it comes from. */
-export function adviceCard(items, tools, model) {
+/** The recommendations, each tagged with the rule that made it (XProf's smart-suggestion rules
+ * or ours); in the suite each has a button opening the tool it comes from. */
+export function adviceCard(items, tools, model, xprofRules = []) {
   if (!items.length) return null;
   const open = (tool) => {
     model.set("link", { tool, at: Date.now() }); // `at`: asking twice is a new change
     model.save_changes();
   };
   return h("section", { className: "xw-ov-card xw-ov-advice", dataset: { card: "advice" } }, h("h3", {}, "Recommendations"),
-    h("ul", {}, items.map(({ text, tool }) => h("li", {}, text, tools[tool]
+    h("ul", {}, items.map(({ text, tool, rule }) => h("li", {}, ruleTag(rule, xprofRules), text, tools[tool]
       ? h("button", { type: "button", className: "xw-link", dataset: { tool }, title: `Open the ${tools[tool]} tab`,
         onclick: () => open(tool) }, `Open ${tools[tool]}`) : null))));
+}
+
+function ruleTag(rule, xprofRules) {
+  if (!rule) return null;
+  const xprof = xprofRules.includes(rule);
+  return h("span", { className: "xw-ov-rule", dataset: { rule, by: xprof ? "xprof" : "ours" },
+    title: xprof ? "XProf's smart-suggestion rule" : "xprof_widgets' own rule (XProf has none for this)" }, rule);
 }
 
 function listCard(title, items, className) {
@@ -135,7 +143,7 @@ async function render({ model, el }) {
     root.replaceChildren(...[runCard(o.run), stepCard(o.steps, o.step_breakdown, labels), torchCard(o.torch),
       ...gpuCards(o.gpu),
       precisionCard(o.precision, labels),
-      adviceCard(o.recommendations, o.tools ?? {}, model), opsCard(o.top_ops, labels, titles),
+      adviceCard(o.recommendations, o.tools ?? {}, model, o.xprof_rules ?? []), opsCard(o.top_ops, labels, titles),
       frameworkOpsCard(o.top_framework_ops, labels, titles),
       listCard("Notes", o.notes, "xw-ov-notes")].filter(Boolean));
     el.dataset.ready = "1";
