@@ -191,11 +191,7 @@ def host_figure(hosts: pd.DataFrame) -> _charts.Figure:
                          height=min(640, 110 + 26 * len(labels)), x_label="ms",
                          tools="xpan,xwheel_zoom,reset,save", y_factors=list(reversed(labels)),
                          x_range=_charts.model("DataRange1d", start=0), active_scroll=None)
-    bars = [fig.glyph("HBar", source, y=_charts.field("y"), height=0.7,
-                      left=_charts.stack(*parts[:k]), right=_charts.stack(*parts[:k + 1]),
-                      fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
-                      legend_label=XPROF_NAMES[p])
-            for k, p in enumerate(parts)]
+    bars = stacked_bars(fig, source, parts, horizontal=True)
     fig.add_tool(_charts.hover(bars, [
         ("host", "@y"), ("steps", "@steps"), ("average step", "@total{0.000} ms"),
         ("bottleneck", "@bottleneck"), ("straggling steps", "@straggling"),
@@ -205,6 +201,20 @@ def host_figure(hosts: pd.DataFrame) -> _charts.Figure:
                            click_policy="hide", border_line_color=None)
     fig.place_legend_above()
     return fig
+
+
+def stacked_bars(fig: _charts.Figure, source: dict, parts: list[str],
+                 horizontal: bool) -> list[dict]:
+    """One bar glyph per part, each stacked on the parts before it, in XProf's colours; bars
+    along `y` (0.7 high) when horizontal, else along `x` (0.8 wide)."""
+    glyph, at, size, width, low, high = (("HBar", "y", "height", 0.7, "left", "right") if horizontal
+                                         else ("VBar", "x", "width", 0.8, "bottom", "top"))
+    return [fig.glyph(glyph, source, **{at: _charts.field(at), size: width,
+                                        low: _charts.stack(*parts[:k]),
+                                        high: _charts.stack(*parts[:k + 1])},
+                      fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
+                      legend_label=XPROF_NAMES[p])
+            for k, p in enumerate(parts)]
 
 
 def breakdown_figure(rows: pd.DataFrame) -> _charts.Figure:
@@ -221,11 +231,7 @@ def breakdown_figure(rows: pd.DataFrame) -> _charts.Figure:
     fig = _charts.Figure(title="Each step on its slowest core", height=280, x_label="step",
                          y_label="ms", tools="xpan,xwheel_zoom,box_zoom,reset,save",
                          y_range=_charts.model("DataRange1d", start=0))
-    bars = [fig.glyph("VBar", source, x=_charts.field("x"), width=0.8,
-                      bottom=_charts.stack(*parts[:k]), top=_charts.stack(*parts[:k + 1]),
-                      fill_color=PART_COLORS[p], hatch_color=PART_COLORS[p], line_color=None,
-                      legend_label=XPROF_NAMES[p])
-            for k, p in enumerate(parts)]
+    bars = stacked_bars(fig, source, parts, horizontal=False)
     fig.add_tool(_charts.hover(bars, [
         ("step", "@x"), ("core", "@where"), ("step time", "@total{0.000} ms"),
         ("bottleneck", "@bottleneck"),
