@@ -22,7 +22,7 @@ from ..profile.model import PS_PER_US
 from ..trace.details import AGGREGATE_COLUMNS, by_total
 from ..trace.pivot import LEVELS, PIVOT_COLUMNS
 from ..trace.search import MAX_HITS
-from ..trace.window import Window
+from ..trace.window import Window, window_bounds
 from .profile import PodProfile
 from .worker import WINDOW_ARRAYS
 
@@ -121,11 +121,7 @@ class PodTrace:
         import time
 
         started = time.perf_counter()
-        width = int(width_px)
-        lo, hi = round(start_us * PS_PER_US), round(end_us * PS_PER_US)
-        if width < 1 or hi <= lo:
-            raise ValueError(f"a window needs end_us > start_us and width_px >= 1; got "
-                             f"[{start_us}, {end_us}] at {width_px} px")
+        lo, hi, width = window_bounds(start_us, end_us, width_px)
         pod = self.pod
         track_ids = np.arange(len(pod.tracks)) if tracks is None else tracks
         by_track = self._by_host(track_ids, self._track_bases)

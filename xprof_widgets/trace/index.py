@@ -41,7 +41,7 @@ from .counters import CounterIndex
 from .details import aggregate, details
 from .flows import KINDS, FlowIndex
 from .search import MAX_HITS, SearchResult, search
-from .window import Window
+from .window import Window, window_bounds
 
 _RMQ_LEVELS = 3
 
@@ -215,11 +215,7 @@ class TraceIndex:
         row of busy intervals instead of their tracks; flows: add the flow arrows.
         """
         started = time.perf_counter()
-        width = int(width_px)
-        lo, hi = round(start_us * PS_PER_US), round(end_us * PS_PER_US)
-        if width < 1 or hi <= lo:
-            raise ValueError(f"a window needs end_us > start_us and width_px >= 1; got "
-                             f"[{start_us}, {end_us}] at {width_px} px")
+        lo, hi, width = window_bounds(start_us, end_us, width_px)
         px = (hi - lo) / width
         n_tracks = self.track_section.shape[0]
         ids = np.arange(n_tracks) if tracks is None else np.unique(np.asarray(

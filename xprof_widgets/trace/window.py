@@ -10,6 +10,16 @@ import pandas as pd
 from ..profile.model import PS_PER_US, Profile
 
 
+def window_bounds(start_us: float, end_us: float, width_px: int) -> tuple[int, int, int]:
+    """(lo, hi) in ps and the width of a window asked for; a ValueError for an empty one."""
+    width = int(width_px)
+    lo, hi = round(start_us * PS_PER_US), round(end_us * PS_PER_US)
+    if width < 1 or hi <= lo:
+        raise ValueError(f"a window needs end_us > start_us and width_px >= 1; got "
+                         f"[{start_us}, {end_us}] at {width_px} px")
+    return lo, hi, width
+
+
 @dataclass
 class Window:
     """What `TraceIndex.window` answers. Times are integer ps after the profile start.
