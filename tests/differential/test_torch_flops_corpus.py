@@ -24,6 +24,9 @@ def test_sensible_rows(path):
     calls = op_flops(profile)
     flops = calls["flops"].to_numpy(np.float64)
     assert (np.nan_to_num(flops) >= 0).all() and (np.nan_to_num(calls["bytes"]) >= 0).all()
+    ran = calls[calls["device_total_ps"] > 0]
+    assert np.isfinite(ran["achieved_gbps"].dropna().to_numpy(np.float64)).all() and \
+        calls.loc[calls["device_total_ps"] == 0, "achieved_tflops"].isna().all()
     table = analyze_framework_op_stats(profile).table()
     rates = table[["measured_flop_rate_gflops", "measured_memory_bw_gbps"]].to_numpy(np.float64)
     assert np.isfinite(rates).all() and (rates >= 0).all()

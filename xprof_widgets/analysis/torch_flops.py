@@ -316,8 +316,8 @@ MATRIX = ("GEMM", "attention", "convolution")
 """Families that run on Tensor (matrix) Cores: a float32 one may run in TF32 (PyTorch allows it
 for convolutions by default, for matmuls with `allow_tf32`; the trace does not say which)."""
 OCCURRENCE_COLUMNS = ["operation", "signature", "family", "dtype", "peak_dtype", "flops",
-                      "trace_flops",
-                      "bytes", "outermost", "host_time_ps", "device_self_ps", "device_total_ps"]
+                      "trace_flops", "bytes", "outermost", "host_time_ps", "device_self_ps",
+                      "device_total_ps", "achieved_tflops", "achieved_gbps"]
 """`op_flops`' columns: one row per op call with a cost (see `op_flops`)."""
 
 
@@ -327,8 +327,9 @@ def op_flops(profile: Profile) -> pd.DataFrame:
     the dtype whose peak rate it is held to (`tf32` for a float32 MATRIX op); `flops` ours,
     else the trace's own (`trace_flops`, NaN where it wrote none); `outermost` False for a call
     inside another call with FLOPs (a `linear`'s `addmm`: sums count the outer one); device
-    self and total time: the GPU work it launched, and with the calls nested in it. Summed over
-    the profile's hosts (each host's part read where its events are)."""
+    self and total time: the GPU work it launched, and with the calls nested in it; achieved
+    TFLOP/s and GB/s over the latter (NaN without GPU work). Summed over the profile's hosts
+    (each host's part read where its events are)."""
     def build() -> pd.DataFrame:
         parts = [p.part for p in host_parts(profile, flop_part) if len(p.part)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
@@ -378,7 +379,16 @@ def flop_part(profile: Profile) -> pd.DataFrame:
         "flops": flops, "trace_flops": trace_flops, "bytes": moved,
         "outermost": ~_inside_counted(np.nan_to_num(flops) > 0, last),
         "host_time_ps": host_ps, "device_self_ps": device_self,
-        "device_total_ps": device_total})[keep].reset_index(drop=True)
+        "device_total_ps": device_total, **_achieved(flops, moved, device_total),
+    })[keep].reset_index(drop=True)
+
+
+def _achieved(flops: np.ndarray, moved: np.ndarray, device_ps: np.ndarray
+              ) -> dict[str, np.ndarray]:
+    """TFLOP/s and GB/s over the GPU work a call and the calls inside it launched; NaN for a
+    call that launched none."""
+    seconds = np.where(device_ps > 0, device_ps / 1e12, np.nan)
+    return {"achieved_tflops": flops / seconds / 1e12, "achieved_gbps": moved / seconds / 1e9}
 
 
 def _cost_of(name: object, dims: object, types: object, concrete: object) -> Cost | None:
