@@ -706,13 +706,10 @@ class _LazyCosts(dict):
 # ---- GPU and CPU: events named by hlo_op stats, costs from HLO --------------------------------
 def _collect_gpu(profile: Any) -> _Collected | None:
     tracks = _tracks_where(profile, _GPU_DEVICE, None)
-    if tracks.empty:
+    found = _hlo_op_events(profile, tracks)
+    if found is None:
         return None
-    all_events, line = _ranges(tracks)
-    hlo_op = profile.stat_column(all_events, "hlo_op")
-    has = pd.notna(hlo_op)
-    if not has.any():
-        return None
+    all_events, line, hlo_op, has = found
     section = profile.built_tracks["section_id"].to_numpy(np.int64)[line]
     start = profile.start_ps[all_events]
     total = _span_total(section, start, start + profile.duration_ps[all_events])
@@ -721,6 +718,17 @@ def _collect_gpu(profile: Any) -> _Collected | None:
                                total_time_ps=total, kind="GPU")
     collected.device = _gpu_device(_first_stats(profile, tracks), int(tracks["section"].nunique()))
     return collected
+
+
+def _hlo_op_events(profile: Any, tracks: pd.DataFrame) -> tuple | None:
+    """(events of the tracks, their lines, their `hlo_op` stat, which have one); None when
+    no event names its HLO op."""
+    if tracks.empty:
+        return None
+    events, line = _ranges(tracks)
+    hlo_op = profile.stat_column(events, "hlo_op")
+    has = pd.notna(hlo_op)
+    return (events, line, hlo_op, has) if has.any() else None
 
 
 def _span_total(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
@@ -749,14 +757,11 @@ def _gpu_device(stats: dict, count: int) -> Device:
 
 
 def _collect_host(profile: Any) -> _Collected | None:
-    tracks = profile.built_tracks[profile.built_tracks["section_kind"] == "host"]
-    if tracks.empty:
+    found = _hlo_op_events(profile,
+                           profile.built_tracks[profile.built_tracks["section_kind"] == "host"])
+    if found is None:
         return None
-    all_events, all_lines = _ranges(tracks)
-    hlo_op = profile.stat_column(all_events, "hlo_op")
-    has = pd.notna(hlo_op)
-    if not has.any():
-        return None
+    all_events, all_lines, hlo_op, has = found
     events, line = all_events[has], all_lines[has]
     names = np.array([str(v) for v in hlo_op[has]], dtype=object)
     start = profile.start_ps[events]
