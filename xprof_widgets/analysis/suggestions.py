@@ -16,7 +16,9 @@ same rules here, with XProf's names and thresholds, over our analyses' figures (
 | TensorCoreIdleBoundRule | latency-bound and TensorCore idle > 10% of the step time (TPU steps) |
 
 A signal the profile cannot give (no device peaks on a CPU, no steps, no SparseCore) is None,
-and a rule reading it does not fire, as XProf's rules do on a signal they cannot read. Where
+and a rule reading it does not fire, as XProf's rules do on a signal they cannot read. A
+utilization at its cap (100%: the ops' estimated FLOPs or bytes exceed what the peak allows in
+their time, as the cost model does on some GPU programs) is no measurement and is None too. Where
 the figures come from, and how they differ from XProf's, is in docs/overview.md.
 """
 
@@ -204,7 +206,8 @@ def signals(profile: Profile, input_analysis: InputPipelineAnalysis,
 
 
 def _pct(fraction) -> float | None:
-    if fraction is None or not np.isfinite(fraction):
+    """A utilization in percent; None where unknown or at the cap (see the module doc)."""
+    if fraction is None or not np.isfinite(fraction) or fraction >= 1.0:
         return None
     return 100 * float(fraction)
 
