@@ -15,13 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from .program import Program
-from .timeline import LINE_START_NS, US, Steps, device_latency_ps
+from .timeline import EVAL_GAP_PS, LINE_START_NS, US, Steps, device_latency_ps, plan_devices
 from .xspace import Plane, Stat
 
 CLOCK_KHZ, SM_COUNT, MEMORY_BW = 1_980_000, 132, 3_350_000_000_000
 PEAK_TFLOPS = 989.0
 LAUNCH_LATENCY_PS = 3 * US
-EVAL_GAP_PS = 5 * US
 STREAMS = (
     ("Stream #12(Compute)", 12),
     ("Stream #13(MemcpyH2D)", 13),
@@ -177,15 +176,9 @@ class GpuDevices:
         return float(self.activities[0].base.sum())
 
     def plan(self, index: np.ndarray, evals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        plans, busy = [], np.zeros(len(index), dtype=np.int64)
-        for d in range(len(self.planes)):
-            train = self.activities[0].timeline(len(index), rng)
-            evaluation = self.activities[1].timeline(int(evals.sum()), rng)
-            end = train[4].copy()
-            end[evals] += EVAL_GAP_PS + evaluation[4]
-            busy = np.maximum(busy, device_latency_ps(d) + end)
-            plans.append((train, evaluation))
-        self._plan = plans
+        self._plan, busy = plan_devices(len(self.planes), evals, 4, lambda: (
+            self.activities[0].timeline(len(index), rng),
+            self.activities[1].timeline(int(evals.sum()), rng)))
         return busy
 
     def write(self, steps: Steps) -> None:

@@ -9,6 +9,7 @@ next step starts `SYNC_PS` later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +23,26 @@ SYNC_PS = 15 * US
 INPUT_BOUND_EVERY = 10  # steps 9, 19, 29, ... wait for input
 INPUT_BOUND_FACTOR = 3.0  # ... for about this many times the device's step time
 EVAL_EVERY = 25  # steps 24, 49, ... also run the eval program
+EVAL_GAP_PS = 5 * US  # between a step's training program and its eval program
 
 
 def device_latency_ps(device: int) -> int:
     return 12 * US + 700_000 * device
+
+
+def plan_devices(n_devices: int, evals: np.ndarray, end_column: int,
+                 draw: Callable[[], tuple[tuple, tuple]]) -> tuple[list, np.ndarray]:
+    """Each device's (train, eval) timelines, drawn in device order, and the busy time after
+    launch of each step on the slowest device (its eval program, where it runs one, after
+    EVAL_GAP_PS). `end_column` is where a timeline keeps each step's end."""
+    plans, busy = [], np.zeros(len(evals), dtype=np.int64)
+    for d in range(n_devices):
+        train, evaluation = draw()
+        end = train[end_column].copy()
+        end[evals] += EVAL_GAP_PS + evaluation[end_column]
+        busy = np.maximum(busy, device_latency_ps(d) + end)
+        plans.append((train, evaluation))
+    return plans, busy
 
 
 def is_input_bound(step: np.ndarray) -> np.ndarray:

@@ -12,7 +12,15 @@ import numpy as np
 
 from . import llo
 from .program import Program
-from .timeline import US, Steps, async_flow, device_latency_ps, host_flow_id
+from .timeline import (
+    EVAL_GAP_PS,
+    US,
+    Steps,
+    async_flow,
+    device_latency_ps,
+    host_flow_id,
+    plan_devices,
+)
 from .xspace import Plane, Stat
 
 PEAK_TFLOPS, PEAK_HBM_GBPS = 918.0, 1638.4
@@ -20,7 +28,6 @@ DEVICE_TYPE = "TPU v6 Lite"
 TRACEME_PS = (800_000, 100_000)  # barrier-cores, dependency-wait at each module's start
 OPS_LEAD_PS = 1_500_000
 MODULE_TAIL_PS = 400_000
-EVAL_GAP_PS = 5 * US
 
 
 def op_timeline(base_ps: np.ndarray, rows: int, rng: np.random.Generator):
@@ -139,19 +146,10 @@ class TpuDevices:
 
     def plan(self, index: np.ndarray, evals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Draws every device's op timings for these steps; returns the busy time after launch."""
-        plans, busy = [], np.zeros(len(index), dtype=np.int64)
-        for d in range(len(self.planes)):
-            train = op_timeline(
-                np.array([op.base_ps for op in self.programs[0].ops]), len(index), rng
-            )
-            evaluation = op_timeline(
-                np.array([op.base_ps for op in self.programs[1].ops]), int(evals.sum()), rng
-            )
-            end = train[2].copy()
-            end[evals] += EVAL_GAP_PS + evaluation[2]
-            busy = np.maximum(busy, device_latency_ps(d) + end)
-            plans.append((train, evaluation))
-        self._plan = plans
+        train_ps, eval_ps = ([op.base_ps for op in p.ops] for p in self.programs[:2])
+        self._plan, busy = plan_devices(len(self.planes), evals, 2, lambda: (
+            op_timeline(np.array(train_ps), len(index), rng),
+            op_timeline(np.array(eval_ps), int(evals.sum()), rng)))
         return busy
 
     def write(self, steps: Steps) -> None:
