@@ -187,3 +187,38 @@ def test_the_traces_own_flops_arg(tmp_path):
     assert calls.loc["aten::addmm", "flops"] == calls.loc["aten::addmm", "trace_flops"] == 524288
     assert calls.loc["aten::lstm", "flops"] == 1234 and calls.loc["aten::lstm", "family"] == "other"
     assert math.isnan(calls.loc["aten::lstm", "bytes"])
+
+
+def test_float32_matrix_ops_are_held_to_tf32(calls):
+    """A chosen rule: float32 GEMMs, attention and convolutions may run in TF32 (the trace does
+    not say), so their peak is TF32's where the GPU has one, the fp32 rate where not (V100)."""
+    fp32 = calls[calls["dtype"] == "fp32"]
+    matrix = fp32["family"].isin(["GEMM", "attention", "convolution"])
+    assert (fp32.loc[matrix, "peak_dtype"] == "tf32").all() and matrix.any()
+    assert (fp32.loc[~matrix, "peak_dtype"] == "fp32").all()
+    assert gpu_peaks({"name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 84990623744}
+                     ).flops_for("tf32") == pytest.approx(156e12)
+    assert gpu_peaks({"name": "Tesla V100-SXM2-32GB"}).flops_for("tf32") == pytest.approx(15.7e12)
+
+
+def test_kineto_roofline_rows():
+    """On PARAM's DLRM rank 0 (a V100): the op rows are outermost calls with FLOPs (copies and
+    fills, no FLOPs, are left out), a GEMM's FLOPs over its GPU time; one program row whose
+    FLOPs are the op rows' and whose time is the GPU's."""
+    from xprof_widgets.analysis.roofline_model import analyze_roofline_model
+
+    path = DATA.parents[0] / "public" / "param" / "dlrm_v100_8rank" / \
+        "worker0_step_12.1694128201545.pt.trace.json.gz"
+    profile = xw.open_profile(path)
+    table = analyze_roofline_model(profile).table
+    table = table[table["include_infeed_outfeed"]]
+    ops, program = table[table["category"] != "Program"], table[table["category"] == "Program"]
+    assert len(program) == 1 and (ops["measured_flop_rate_gflops"] > 0).all()
+    assert not ops["operation"].str.startswith(("aten::copy_", "aten::fill_")).any()
+    mm = ops[ops["operation"] == "aten::mm(float[16, 512], float[512, 512])"].iloc[0]
+    assert mm["measured_flop_rate_gflops"] == pytest.approx(
+        2 * 16 * 512 * 512 * mm["occurrences"] / (mm["total_time_us"] / 1e6) / 1e9)
+    device_us = analyze_framework_op_stats(profile).device_total_ps / 1e6
+    assert program["total_time_us"].iat[0] == pytest.approx(device_us)
+    flops = (ops["measured_flop_rate_gflops"] * ops["total_time_us"]).sum()
+    assert program["measured_flop_rate_gflops"].iat[0] * device_us == pytest.approx(flops)
