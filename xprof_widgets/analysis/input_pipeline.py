@@ -116,6 +116,21 @@ class InputPipelineAnalysis:
 
     def recommendation(self) -> str:
         """What to do next, in words, naming the largest host-side cost."""
+        host = self.host_advice()
+        verdict = self.verdict
+        if verdict is None:
+            return f"No steps were found, so step time cannot be split. {host}"
+        pct = 100 * self.input_share
+        if verdict == NOT:
+            return (f"Your program is NOT input-bound: {pct:.1f}% of step time waits for input. "
+                    f"Look at {_NEXT_TOOL.get(self.framework, _NEXT_TOOL[None])} instead. " + host)
+        return (f"Your program is {verdict} input-bound: {pct:.1f}% of step time waits for "
+                f"input. {host}")
+
+    def host_advice(self) -> str:
+        """The largest host-side input cost, its costliest op and what to do about it, in the
+        words of the framework that wrote the profile; how to see input ops when none were
+        found."""
         largest = self.largest_host_cost()
         if largest is None:
             host = ("No input operations were found on the host. Wrap the parts of your input "
@@ -128,15 +143,7 @@ class InputPipelineAnalysis:
                 annotation=annotation(self.framework))
             host = (f"The largest host-side input cost is {category} ({100 * share:.0f}% of "
                     f"input-op self time, mostly {op!r}): {advice}")
-        verdict = self.verdict
-        if verdict is None:
-            return f"No steps were found, so step time cannot be split. {host}"
-        pct = 100 * self.input_share
-        if verdict == NOT:
-            return (f"Your program is NOT input-bound: {pct:.1f}% of step time waits for input. "
-                    f"Look at {_NEXT_TOOL.get(self.framework, _NEXT_TOOL[None])} instead. " + host)
-        return (f"Your program is {verdict} input-bound: {pct:.1f}% of step time waits for "
-                f"input. {host}")
+        return host
 
     def no_steps_message(self) -> str:
         """Why the device side is empty and how to fix it ('' when steps were found)."""

@@ -77,9 +77,9 @@ class Signals:
     """Average SparseCore step time over the average (TensorCore) step time."""
     tensor_core_idle_pct: float | None = None
     """Average TensorCore idle time over the average step time, on device-marked (TPU) steps."""
-    costliest_input_op: str | None = None
-    """The costliest op of the largest host input category (named in the host-processing
-    advice when that category is not enqueue)."""
+    input_advice: str = ""
+    """The Input Pipeline's advice on its largest host cost, in the framework's words: what the
+    input rules recommend."""
 
     @property
     def input_bound(self) -> bool:
@@ -100,10 +100,6 @@ class Rule:
     tool: str
     fires: Callable[[Signals], bool]
     text: Callable[[Signals], str]
-
-
-def _mostly(s: Signals) -> str:
-    return f" (mostly {s.costliest_input_op!r})" if s.costliest_input_op else ""
 
 
 def _both(s: Signals, high: str, low: str) -> bool:
@@ -131,22 +127,23 @@ RULES = (
          and abs(s.enqueue_pct_of_input) < ZERO_EPSILON,
          lambda s: (f"Input-bound: {s.input_pct:.1f}% of step time waits for input, but no "
                     "host input operation was recognised (a custom input pipeline?). "
-                    "Annotate its parts to see which one is slow.")),
+                    + (s.input_advice or "Annotate its parts to see which one is slow."))),
     Rule("HostProcessingBoundRule", "input",
          lambda s: s.input_bound and s.non_enqueue_pct_of_input is not None
          and s.non_enqueue_pct_of_input >= HOST_PROCESSING_PCT,
          lambda s: (f"Bound by the host's input processing: "
                     f"{s.input_pct * s.non_enqueue_pct_of_input / 100:.1f}% of step time is "
-                    f"spent reading and preparing data on the host{_mostly(s)}. Read ahead and "
-                    "in parallel (prefetch, interleave, more workers), preprocess offline what "
-                    "does not change, and tune buffer sizes and thread counts.")),
+                    "spent reading and preparing data on the host. "
+                    + (s.input_advice or "Read ahead and in parallel, preprocess offline what "
+                       "does not change, and tune buffer sizes and thread counts."))),
     Rule("DataTransferBoundRule", "input",
          lambda s: s.input_bound and s.enqueue_pct_of_input is not None
          and s.enqueue_pct_of_input >= DATA_TRANSFER_PCT,
          lambda s: (f"Bound by host-to-device transfers: "
                     f"{s.input_pct * s.enqueue_pct_of_input / 100:.1f}% of step time is spent "
-                    "sending data to the device. Send fewer, larger batches and prefetch to "
-                    "the device so copies overlap compute.")),
+                    "sending data to the device. "
+                    + (s.input_advice or "Send fewer, larger batches and prefetch to the "
+                       "device so copies overlap compute."))),
     Rule("CollectiveBoundRule", "trace",
          lambda s: s.collective_pct is not None and s.collective_pct >= COLLECTIVE_PCT,
          lambda s: (f"Collective-bound: collectives (all-reduce, all-gather, ...) take "
@@ -187,7 +184,6 @@ def signals(profile: Profile, input_analysis: InputPipelineAnalysis,
     avg_step_us = float(steps["duration_us"].mean()) if has_steps else float("nan")
     tpu_steps = input_analysis.step_markers.source == SOURCES[0] and any(
         TPU in name for name in device_sections(profile))
-    largest = input_analysis.largest_host_cost()
     enqueue = 100 * float(breakdown[ENQUEUE]) / host_input if host_input > 0 else 0.0
     return Signals(
         compute_utilization_pct=_pct(device.get("flops_utilization")),
@@ -201,7 +197,7 @@ def signals(profile: Profile, input_analysis: InputPipelineAnalysis,
         sparse_core_pct=_sparse_core_pct(profile, avg_step_us) if has_steps else None,
         tensor_core_idle_pct=(100 * float(steps["other_us"].mean()) / avg_step_us
                               if has_steps and tpu_steps and avg_step_us > 0 else None),
-        costliest_input_op=largest[2] if largest and largest[0] != ENQUEUE else None,
+        input_advice=input_analysis.host_advice(),
     )
 
 
