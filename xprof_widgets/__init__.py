@@ -23,6 +23,7 @@ _LAZY = {
     "compare": ".widgets.compare",
     "Compare": ".widgets.compare",
     "TraceAnalysis": ".hta_face",
+    "TraceDiff": ".hta_face",
     **{t.name: t.module for t in TOOLS},
 }
 
@@ -45,6 +46,7 @@ __all__ = [
     "Profiler",
     "RooflineModel",
     "TraceAnalysis",
+    "TraceDiff",
     "TraceViewer",
     "UtilizationViewer",
     "close",

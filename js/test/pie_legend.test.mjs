@@ -16,7 +16,7 @@ test("a kernel's legend entry keeps its function's name, not the end of its para
     { name: ADD, share: "9.0%", value: "220.000 µs", color: "#ff7f0e" },
     { name: "(other)", share: "50.0%", value: "1,220.000 µs", color: "#c7c7c7" },
   ]);
-  assert.equal(gemm.text, "cutlass::Kernel2<cutlass_80_tensorop_s1…>(…) (41.0%)");
+  assert.equal(gemm.text, "cutlass::Kernel2<cutlass_80_tensoro…>(…) (41.0%)");
   assert.equal(gemm.text, `${elideName(GEMM, LEGEND_CHARS)} (41.0%)`); // the table's cut
   assert.match(add.text, /^vectorized_elementwise_kernel<4, /);
   assert.ok([...add.text.replace(/ \(9\.0%\)$/, "")].length <= LEGEND_CHARS);
@@ -35,5 +35,5 @@ test("a DataLoader's step keeps its iterator, not only 'enumerate(…)'", () => 
   const name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
   const [entry] = legendEntries([{ name, share: "13.8%", value: "1 µs", color: "#000" }]);
   assert.equal(entry.text, `${elideName(name, LEGEND_CHARS)} (13.8%)`);
-  assert.equal(entry.text, "enumerate(DataLoader)#…taLoaderIter.__next__ (13.8%)");
+  assert.equal(entry.text, "enumerate(DataLoader…LoaderIter.__next__ (13.8%)");
 });

@@ -44,7 +44,7 @@ def test_kernel_stats_kineto_layout(request, app_name):
     entry = legend.filter(has_text="vectorized_elementwise_kernel<").first
     assert entry.inner_text().startswith("vectorized_elementwise_kernel<4, ")
     assert entry.get_attribute("title").startswith("void at::native::vectorized_elementwise_kernel<4, ")
-    assert legend.first.inner_text().startswith("ncclKernel_AllReduce_RING_LL_Sum_float(…) (")
+    assert legend.first.inner_text().startswith("ncclKernel_AllReduce_RING_LL_Sum_float")
 
     # every time column is in view beside the name, no sideways scroll needed
     box = widget.locator(".xw-dt-scroll").bounding_box()

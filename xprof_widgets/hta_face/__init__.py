@@ -6,5 +6,6 @@ bandwidth); the breakdowns shared with the Overview live in analysis/gpu_time.py
 """
 
 from .trace_analysis import TraceAnalysis
+from .trace_diff import DeviceType, TraceDiff
 
-__all__ = ["TraceAnalysis"]
+__all__ = ["DeviceType", "TraceAnalysis", "TraceDiff"]

@@ -1,7 +1,7 @@
 """One rank's events as Holistic Trace Analysis (HTA) holds them, built from our columns.
 
 HTA's analyses group and join one table per rank: every timed event with a category (but the
-profiler's own span, category `Trace`) with its `ts`, `dur`, name,
+profiler's own span, category `Trace`; GPU user annotations too) with its `ts`, `dur`, name,
 category, `stream` (-1 on the host) and `correlation` (-1 without). In a trace of two or more
 profiler steps HTA keeps only what ran before the last step began (the last step is often cut
 off): host events that start before it, and the GPU work their calls launched
@@ -11,19 +11,32 @@ made from the decoded columns in a few numpy passes: no event is visited in Pyth
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from ..analysis.gpu_time import STEP_MARK, gpu_work_streams
 from ..analysis.hosts import host_parts
-from ..analysis.kineto import events_of, int_stat, meta_categories, rank_of
+from ..analysis.kineto import events_of, innermost_enclosing, int_stat, meta_categories, rank_of
+from ..analysis.trace_diff import step_events
 from ..profile.model import PS_PER_US, Profile
 
 COLUMNS = ["index", "ts", "dur", "end", "name", "cat", "stream", "correlation", "pid",
-           "memory_bw_gbps"]
+           "track", "memory_bw_gbps", "aten_op", "iteration"]
 """`index`: the event's id in its host's profile; times in microseconds from the
-earliest event kept on any rank; `pid`: the GPU's device number for GPU work (Kineto's `device` arg), -1 on the host;
-`memory_bw_gbps`: a copy's or memset's `memory bandwidth (GB/s)` arg (NaN elsewhere)."""
+earliest event kept on any rank; `pid`: the GPU's device number for GPU work (Kineto's `device` arg), -1 elsewhere; `track`: the event's track
+in its host's profile (a thread, or a GPU stream's lane);
+`memory_bw_gbps`: a copy's or memset's `memory bandwidth (GB/s)` arg (NaN elsewhere);
+`aten_op`: for a kernel launch call, the `index` of the innermost `aten::` op on its thread that
+spans it (-1 elsewhere); `iteration`: the profiler step the event belongs to, as HTA assigns
+it (analysis/trace_diff.step_events: a host event by its start, GPU work by its launch call; -1
+for none)."""
+GPU_ANNOTATION = "gpu_user_annotation"
+"""Kineto's copy of a `record_function` range on the stream its kernels ran on: no `stream`
+arg, so HTA holds it as it holds host events (stream -1), on its GPU's lane."""
+KERNEL_LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)")
+"""HTA's kernel launch calls (KERNEL_LAUNCH_CATEGORY_PATTERN)."""
 BANDWIDTH_ARG = "memory bandwidth (GB/s)"
 
 
@@ -42,9 +55,15 @@ def last_step_start(profile: Profile) -> int | None:
 
 def host_events(profile: Profile) -> pd.DataFrame:
     """One host's events as HTA's table (COLUMNS), host events first, each side by start
-    (a per-host part: analysis/hosts.py)."""
+    (a per-host part: analysis/hosts.py); memoized."""
+    return profile.memo(("hta_face", "host_events"), lambda: _host_events(profile))
+
+
+def _host_events(profile: Profile) -> pd.DataFrame:
     categories = meta_categories(profile)
-    calls = events_of(profile, set(categories.tolist()) - {"", "Trace"}, "host")
+    calls = np.sort(np.concatenate([
+        events_of(profile, set(categories.tolist()) - {"", "Trace"}, "host"),
+        events_of(profile, [GPU_ANNOTATION], "device")]))
     cut = last_step_start(profile)
     if cut is not None:
         calls = calls[profile.start_ps[calls] < cut]
@@ -69,9 +88,33 @@ def host_events(profile: Profile) -> pd.DataFrame:
         "correlation": np.where(has_corr, correlation, -1),
         "pid": np.concatenate([np.full(calls.shape[0], -1, np.int64),
                                np.where(has_device, device, 0)]),
+        "track": profile.track_of(events),
         "memory_bw_gbps": np.concatenate([np.full(calls.shape[0], np.nan),
                                           _floats(profile.stat_column(work, BANDWIDTH_ARG))]),
+        "aten_op": np.concatenate([_aten_ops(profile, calls, names[name_code.reshape(-1)]),
+                                   np.full(work.shape[0], -1, np.int64)]),
+        "iteration": _iterations(profile, events),
     }, columns=COLUMNS)
+
+
+def _iterations(profile: Profile, events: np.ndarray) -> np.ndarray:
+    steps = step_events(profile)
+    iteration = np.full(profile.n_events, -1, np.int64)
+    iteration[steps["event"].to_numpy(np.int64)] = steps["iteration"].to_numpy(np.int64)
+    return iteration[events]
+
+
+def _aten_ops(profile: Profile, calls: np.ndarray, row_names: np.ndarray) -> np.ndarray:
+    """Per host event, the innermost `aten::` op on its track that spans it, for the kernel
+    launch calls (-1 for the rest, and where none does)."""
+    launch_rows = np.array([bool(KERNEL_LAUNCH.search(n)) for n in row_names.tolist()], bool)
+    aten_rows = np.char.startswith(row_names.astype(str), "aten::")
+    out = np.full(calls.shape[0], -1, np.int64)
+    launch = np.flatnonzero(launch_rows[profile.meta[calls]])
+    ops = calls[aten_rows[profile.meta[calls]]]
+    if launch.shape[0] and ops.shape[0]:
+        out[launch] = innermost_enclosing(profile, calls[launch], ops)
+    return out
 
 
 def _floats(values: np.ndarray) -> np.ndarray:

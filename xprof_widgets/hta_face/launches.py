@@ -91,3 +91,38 @@ def blocked_on_full_queue(series: dict[int, pd.DataFrame], durations: dict[int, 
                   "relative_duration_at_max_queue_length": total / durations[rank]}
                  for stream, total in totals.items()]
     return pd.DataFrame(rows, columns=BLOCKED_COLUMNS)
+
+
+ATEN_COLUMNS = ["aten_op_name", "kernel_sequence", "occurrence_count",
+                "avg_aten_op_launch_delay", "avg_runtime_delay"]
+
+
+def aten_op_kernels(events: pd.DataFrame, sort_by: list[str]) -> pd.DataFrame:
+    """get_aten_op_kernels_and_delay's frame (ATEN_COLUMNS): per aten op and the sequence of
+    kernels its launches ran (`a -> b`), how often, the mean delay from the op's start to its
+    first launch and from that launch to its kernel's start (us, to 0.001)."""
+    launches = events[events["aten_op"] >= 0]
+    ops = events.set_index("index").loc[launches["aten_op"], ["name", "ts"]]
+    device = events.loc[events["stream"] != -1, ["correlation", "ts", "name"]]
+    rows = pd.DataFrame({"op": launches["aten_op"].to_numpy(),
+                         "op_name": ops["name"].astype(str).to_numpy(),
+                         "op_ts": ops["ts"].to_numpy(),
+                         "call_ts": launches["ts"].to_numpy(),
+                         "correlation": launches["correlation"].to_numpy()})
+    rows = rows.merge(device.rename(columns={"ts": "kernel_ts", "name": "kernel"}),
+                      on="correlation").sort_values(["op", "call_ts"], kind="stable")
+    if not len(rows):
+        return pd.DataFrame(columns=ATEN_COLUMNS)
+    rows["kernel"] = rows["kernel"].astype(str)
+    per_op = rows.groupby("op", sort=False).agg(
+        aten_op_name=("op_name", "first"), kernel_sequence=("kernel", " -> ".join),
+        first_launch=("call_ts", "first"), op_ts=("op_ts", "first"),
+        first_kernel=("kernel_ts", "first"))
+    per_op["launch_delay"] = per_op["first_launch"] - per_op["op_ts"]
+    per_op["runtime_delay"] = per_op["first_kernel"] - per_op["first_launch"]
+    out = per_op.groupby(["aten_op_name", "kernel_sequence"]).agg(
+        occurrence_count=("runtime_delay", "count"),
+        avg_aten_op_launch_delay=("launch_delay", "mean"),
+        avg_runtime_delay=("runtime_delay", "mean")).reset_index()
+    out = out.sort_values(sort_by, ascending=False, kind="stable")
+    return out.round({"avg_aten_op_launch_delay": 3, "avg_runtime_delay": 3})[ATEN_COLUMNS]

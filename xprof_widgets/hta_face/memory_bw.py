@@ -3,7 +3,7 @@
 Kineto writes each copy's and memset's achieved bandwidth in its `memory bandwidth (GB/s)` arg.
 HTA draws, per kind of copy (`Memcpy HtoD`, `Memcpy DtoH`, `Memcpy DtoD`, `Memset`, ...), the
 bandwidth in use as a step function: each copy adds its bandwidth from its start to its end (a
-copy of 0 us lasts 1 us there), and the summary describes the step function's non-zero values.
+copy of 0 us lasts 1 us there; one without the arg has 0 GB/s), and the summary describes the step function's non-zero values.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def bandwidth_series(events: pd.DataFrame) -> pd.DataFrame | None:
         return None
     kind = copies["name"].astype(str).map({n: memory_kind(n) for n in memory})
     dur = np.where(copies["dur"].to_numpy() == 0, 1.0, copies["dur"].to_numpy())
-    bandwidth = copies["memory_bw_gbps"].to_numpy()
+    bandwidth = copies["memory_bw_gbps"].fillna(0.0).to_numpy()  # no arg: 0, as HTA reads it
     steps = pd.DataFrame({
         "ts": np.concatenate([copies["ts"].to_numpy(), copies["ts"].to_numpy() + dur]),
         "pid": np.concatenate([copies["pid"].to_numpy()] * 2),

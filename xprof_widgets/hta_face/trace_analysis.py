@@ -19,7 +19,7 @@ from ..errors import ProfileError
 from ..opening import open_profile
 from ..profile.locate import find_runs
 from ..profile.model import Profile
-from . import breakdowns, launches, memory_bw
+from . import annotations, breakdowns, launches, memory_bw, sequences, stragglers
 from .events import rank_tables
 
 DEFAULT_TRACE_DIR = "/tmp/trace"
@@ -89,6 +89,14 @@ class TraceAnalysis:
         return breakdowns.user_annotations(self._tables(), use_gpu_annotation, duration_ratio,
                                            num_kernels, allowlist_patterns)
 
+    def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
+                                              shortern_names: bool = True
+                                              ) -> pd.DataFrame | None:
+        """One rank's GPU kernels, each with the innermost GPU user annotation it ran under;
+        None without GPU annotations. Names are kept whole (`shortern_names` is HTA's)."""
+        return annotations.kernels_with_annotations(self._tables()[self._ranks([rank])[0]],
+                                                    expand_names)
+
     # ---- launches and queues -----------------------------------------------------------------
     def get_cuda_kernel_launch_stats(self, ranks: Sequence[int] | None = None,
                                      runtime_cutoff: int = 50, launch_delay_cutoff: int = 100,
@@ -126,6 +134,41 @@ class TraceAnalysis:
         durations = {rank: float(tables[rank]["ts"].max() - tables[rank]["ts"].min())
                      for rank in queue_length_dict}
         return launches.blocked_on_full_queue(queue_length_dict, durations, max_queue_length)
+
+    def get_aten_op_kernels_and_delay(self, ranks: Sequence[int] | None = None,
+                                      sort_by: list[str] | None = None
+                                      ) -> dict[int, pd.DataFrame]:
+        """Per rank (default [0]): per aten op and the kernels it launched, how often, and the
+        mean delays from the op to its first launch and from that launch to the kernel."""
+        tables = self._tables()
+        return {rank: launches.aten_op_kernels(tables[rank], sort_by or ["occurrence_count"])
+                for rank in self._ranks(ranks)}
+
+    def get_frequent_cuda_kernel_sequences(self, operator_name: str, output_dir: str,
+                                           min_pattern_len: int = 3, rank: int = 0,
+                                           top_k: int = 5, visualize: bool = False,
+                                           compress_other_kernels: bool = True
+                                           ) -> pd.DataFrame:
+        """The kernel sequences the ops named `operator_name` launched, most frequent first.
+        Nothing is written to `output_dir` (HTA writes a copy of the trace there); with
+        `visualize`, the Trace Viewer opens on the profile."""
+        self._show(visualize, "TraceViewer")
+        return sequences.frequent_sequences(self.profile, operator_name, min_pattern_len, rank)
+
+    # ---- steps and stragglers -----------------------------------------------------------------
+    def get_profiler_steps(self) -> list[int]:
+        """The profiler steps analysed (HTA leaves the last one out)."""
+        return stragglers.profiler_steps(self._tables())
+
+    def get_potential_stragglers(self, profiler_steps: list[int] | None = None,
+                                 num_candidates: int = 2, visualize: bool = False,
+                                 straggler_identification_impl: Any = None) -> list[int]:
+        """The ranks that start the most varying communication kernel latest, most often."""
+        if straggler_identification_impl is not None:
+            raise NotImplementedError("straggler_identification_impl: a custom metric reads "
+                                      "HTA's own frames; only HTA's default metric is here.")
+        self._show(visualize, "TraceViewer")
+        return stragglers.potential_stragglers(self._tables(), profiler_steps, num_candidates)
 
     # ---- memory bandwidth ---------------------------------------------------------------------
     def get_memory_bw_time_series(self, ranks: Sequence[int] | None = None

@@ -5,7 +5,7 @@
 import { h } from "../lib/dom.js";
 import { elideName } from "../lib/names.js";
 
-export const LEGEND_CHARS = 44;
+export const LEGEND_CHARS = 40; // as many as the legend had when Bokeh drew it
 
 /** Each slice's entry: the cut name and share as text, the full name and time as its title. */
 export function legendEntries(slices, max = LEGEND_CHARS) {

@@ -26,7 +26,7 @@ ${root} .xw-charts { display: flex; flex-wrap: wrap; gap: 8px 18px; padding: 6px
 ${root} .xw-charts:empty { display: none; }
 ${root} .xw-chart { min-height: 40px; }
 ${root} .xw-chart:has(> .xw-pie-legend) { display: flex; align-items: center; gap: 6px; }
-${root} .xw-pie-legend { list-style: none; margin: 0; padding: 0; font-size: 11px; line-height: 15px;
+${root} .xw-pie-legend { list-style: none; margin: 0; padding: 0; font: 10px/14px helvetica, arial, sans-serif;
   color: var(--xw-fg2); white-space: nowrap; }
 ${root} .xw-pie-key { display: inline-block; width: 10px; height: 10px; margin-right: 5px; vertical-align: -1px; }
 ${root} .xw-chart-wide > .xw-chart { flex: 1 1 100%; min-width: 0; }
