@@ -222,3 +222,23 @@ def test_kineto_roofline_rows():
     assert program["total_time_us"].iat[0] == pytest.approx(device_us)
     flops = (ops["measured_flop_rate_gflops"] * ops["total_time_us"]).sum()
     assert program["measured_flop_rate_gflops"].iat[0] * device_us == pytest.approx(flops)
+
+
+def test_malformed_shapes_lose_their_cost_only(tmp_path):
+    """Degrade, don't die: a call whose dims are not a shape (a string, a stride of 0, fewer
+    types than inputs) has no cost; the other calls keep theirs."""
+    def op(name, ts, dims, types, concrete):
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
+                "dur": 10, "args": {"Input Dims": dims, "Input type": types,
+                                    "Concrete Inputs": concrete}}
+    trace = {"traceEvents": [
+        op("aten::mm", 0, [[2, 3], [3, 4]], ["float"], []),
+        op("aten::conv2d", 20, [[1, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []],
+           ["float"] * 3 + ["ScalarList"] * 3 + ["Scalar"],
+           ["", "", "", "[0, 0]", "[1, 1]", "[1, 1]", "1"]),
+        op("aten::add", 40, "oops", ["float"], []),
+        op("aten::mul", 60, [[2, 3], [2, 3]], ["float", "float"], [])]}
+    path = tmp_path / "bad.pt.trace.json"
+    path.write_text(json.dumps(trace))
+    calls = op_flops(xw.open_profile(path)).set_index("operation")
+    assert list(calls.index) == ["aten::mul"] and calls.loc["aten::mul", "flops"] == 6

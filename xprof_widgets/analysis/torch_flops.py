@@ -104,7 +104,7 @@ GEMM = {"aten::mm": (0, 1), "aten::bmm": (0, 1), "aten::matmul": (0, 1),
 def _gemm(call: Call, tensors: list) -> Cost | None:
     a_at, b_at = GEMM[call.name]
     shapes = [d if isinstance(d, list) else [] for d in call.dims]
-    if len(shapes) <= b_at or call.types[a_at] not in DTYPES:
+    if len(shapes) <= b_at or len(call.types) <= b_at or call.types[a_at] not in DTYPES:
         return None
     a, b = list(shapes[a_at]), list(shapes[b_at])
     if not a or not b:
@@ -392,9 +392,15 @@ def _achieved(flops: np.ndarray, moved: np.ndarray, device_ps: np.ndarray
 
 
 def _cost_of(name: object, dims: object, types: object, concrete: object) -> Cost | None:
+    """A call's cost, None where its args are not the lists a rule reads (or hold a shape no
+    rule can use: a malformed trace loses that call's cost, not the table)."""
     if not isinstance(dims, list) or not isinstance(types, list):
         return None
-    return op_cost(Call(str(name), dims, types, concrete if isinstance(concrete, list) else []))
+    try:
+        return op_cost(Call(str(name), dims, types,
+                            concrete if isinstance(concrete, list) else []))
+    except (ValueError, IndexError, TypeError, ZeroDivisionError):
+        return None
 
 
 def _signature(name: object, dims: object, types: object) -> str:
