@@ -2,11 +2,10 @@
 counter samples under tests/data/xprof_counters (tests/data/make/xprof_counters.py): planes,
 lines and stats exactly as XProf's converter reads them.
 
-Equal: every row of every TPU v6e chip, in XProf's order, numbers to the bit. Rules we chose
-(docs/utilization_viewer.md), asserted here:
+Equal: every row of every chip (two TPU v6e, one TPU v7x), in XProf's order, numbers to the bit.
+Rules we chose (docs/utilization_viewer.md), asserted here:
 
 - Host: XProf's host column is always 0; ours is the host's name.
-- TPU v7x: XProf reads its counters too; we leave such a plane out with a warning naming it.
 - `utilization` (achieved / peak) is a column of ours.
 """
 
@@ -24,7 +23,6 @@ from xprof_widgets.analysis.utilization_viewer import analyze_utilization
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
 PATH = Path(__file__).parents[1] / "data" / "xprof_counters" / "synthetic_tpu_counters.xplane.pb"
-V7X_DEVICE = 2.0
 
 
 @pytest.fixture(scope="module")
@@ -37,30 +35,28 @@ def both():
     return profile, analyze_utilization(profile), theirs
 
 
-def test_every_v6e_row_equal(both):
+def test_every_row_equal(both):
     _, ours, theirs = both
     mine = [(0.0, float(d), float(s), float(n), name, a, p, u) for _, d, s, n, name, a, p, u, _
             in ours.itertuples(index=False)]
-    assert mine == [r for r in theirs if r[1] != V7X_DEVICE]
-    assert len(mine) == 262 and {r[4] for r in mine} >= {"MXU BF16", "HBM Rd+Wr - core 0",
-                                                         "ICI (Read)", "SCS: Smisc Slot"}
-    # the sample without TensorCore cycles has only SparseCore rows; the one without HBM
-    # traffic no read/write split
+    assert mine == theirs
+    assert len(mine) == 562 and {r[4] for r in mine} >= {
+        "MXU I4", "MXU E4M3 + E5M2", "Clocks Skipped", "HBM Rd+Wr - core 1", "ICI (Read)",
+        "SCS: Smisc Slot", "SC Vector Issue: VEX Slot", "SC Vector Issue:VEX Slot"}
+    # a sample without TensorCore cycles has only SparseCore rows (v6e: 2 cores, v7x: 4); one
+    # without HBM traffic no read/write split; v7x lists the ICI rows once per TensorCore
     per_sample = ours.groupby(["device", "sample"]).size().to_dict()
-    assert per_sample == {(0, 1): 58, (0, 2): 58, (0, 3): 32, (1, 1): 58, (1, 2): 56}
+    assert per_sample == {(0, 1): 58, (0, 2): 58, (0, 3): 32, (1, 1): 58, (1, 2): 56,
+                          (2, 1): 120, (2, 2): 116, (2, 3): 64}
+    v7x = ours[(ours["device"] == 2) & (ours["sample"] == 1)]
+    assert (v7x["name"] == "ICI (Read)").sum() == 2
+    assert set(v7x["node"]) == {0, 1, 2, 3}
 
 
 def test_rule_host_is_named(both):
     _, ours, theirs = both
     assert {r[0] for r in theirs} == {0.0}
     assert set(ours["host"]) == {"synthetic_tpu_counters"}
-
-
-def test_rule_v7x_left_out_with_a_warning(both):
-    profile, ours, theirs = both
-    v7x = [r for r in theirs if r[1] == V7X_DEVICE]
-    assert len(v7x) == 64 and V7X_DEVICE not in set(ours["device"].astype(float))
-    assert any("/device:TPU:2 is a TPU v7x" in w for w in profile.warnings)
 
 
 def test_offered_as_xprof_lists_it(both, tmp_path):

@@ -47,7 +47,7 @@ def test_each_offered_on_its_own_profile_only(key: str) -> None:
 def test_widgets_answer_table_and_chart() -> None:
     uv = xw.UtilizationViewer(OURS["utilization_viewer"])
     answer = uv._rows()
-    assert len(answer["rows"]["name"]) == len(uv.to_dataframe()) == 262
+    assert len(answer["rows"]["name"]) == len(uv.to_dataframe()) == 562
     assert answer["charts"][0]["item"]["doc"]["roots"]
     assert uv.by_unit()["name"].iloc[0] == "Scalar Unit"  # XProf's order
     ms = xw.MegascaleStats(OURS["megascale_stats"])
@@ -73,3 +73,19 @@ def test_the_demo_command_writes_them(tmp_path, kind: str, key: str) -> None:
     main([str(out), "--events", "1", "--kind", kind])
     offered = {t.key for t in tools.offered(xw.open_profile(out))}
     assert key in offered
+
+
+def test_counter_ids_are_the_headers() -> None:
+    """Samples of xprof/utils/tpu_counter_ids_v6e.h and _v7x.h, from each family's far corner
+    (every id the metrics read was checked against the headers when the bases were taken)."""
+    from xprof_widgets.analysis.tpu_counter_ids import V6E, V7X
+
+    assert [V6E.tc("CYCLES"), V6E.tc("XLU_BUSY_2"), V6E.vector(1, 15, "VEX_INSTRUCTION"),
+            V6E.tec(0, 0, "CYCLES"), V6E.sequencer(1, "SMISC_INSTRUCTION"),
+            V6E.hbm(1, 15, "PARTIAL_WRITE_REQ_PS1"), V6E.ici_insertions("WR")[1]] == [
+        3257466888, 3257467552, 3565683704, 3490185224, 3576234032, 3084992560, 2953257304]
+    assert [V7X.tc("MXU_BUSY_2", 1), V7X.pwr("LDIDT_DROOP_CLOCKS_SKIPPED", 1),
+            V7X.vector(1, 15, "VRES_INSTRUCTION", 1), V7X.tec(1, 15, "TEC_SMISC_INSTRUCTION", 1),
+            V7X.sequencer(1, "CYCLES"), V7X.hbm(3, 15, "WR_REQ_PS1", 1),
+            V7X.ici_insertions("WR")[3]] == [
+        3328745944, 3384361024, 3381280832, 3372376112, 2845184008, 3250852896, 3238547800]

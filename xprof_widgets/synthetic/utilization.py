@@ -3,9 +3,10 @@
 Exactly what that tool reads (xprof/convert/xplane_to_utilization_viewer.cc): `/device:TPU:N`
 planes stating `device_id` and `device_type_string`; each line is one sample (its id the
 sample number) whose events carry `counter_value`, their metadata `performance_counter_id`.
-Two "TPU v6 Lite" chips sample every counter the v6e formulas read, at plausible rates over a
-10 ms window; one sample has no TensorCore cycles (only the SparseCore rows follow) and one no
-HBM traffic (no read/write split). A third plane is a "TPU v7x", whose counters we do not read.
+Two "TPU v6 Lite" chips and a "TPU v7x" sample every counter their formulas read
+(analysis/utilization_metrics.py), at plausible rates over a 10 ms window; on two chips the last
+sample has no TensorCore cycles (only the SparseCore rows follow), and a sample of two chips has
+no HBM traffic (no read/write split).
 """
 
 from __future__ import annotations
@@ -15,65 +16,55 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis import tpu_counter_ids as ids
+from ..analysis.utilization_metrics import CHIPS as CHIPS_METRICS
 from .xspace import Plane, Stat, write_xspace
 
-CYCLES = 17_500_000  # 10 ms at the v6e's 1.75 GHz
-SAMPLES = {0: 3, 1: 2}  # samples per v6e chip
+WINDOW_S = 0.01  # each sample counts 10 ms
+FREQUENCY_HZ = {"TPU v6 Lite": 1.75e9, "TPU v7x": 1.9e9}
+CHIPS = {0: ("TPU v6 Lite", 3), 1: ("TPU v6 Lite", 2), 2: ("TPU v7x", 3)}  # device: chip, samples
 US_PS = 1_000_000
-_SCALE = {"MATMUL": 40, "VPU": 5, "PACKED": 12, "ROTATE": 12, "TRANSPOSE": 12}
-"""Per-counter rates kept under the units' peaks (8 matmul kinds share an MXU, 20 VPU
-counters four ALUs, 4 kinds an XLU's one instruction in 4 cycles)."""
 
 
-def _v6e_counters(rng: np.random.Generator, cycles: int, hbm: bool) -> dict[str, tuple[int, int]]:
-    """name -> (counter id, value) of one sample; `cycles` 0 leaves the TensorCore out."""
-    out: dict[str, tuple[int, int]] = {}
-
-    def put(name: str, counter: int, fraction: float, of: int) -> None:
-        out[name] = (counter, int(of * fraction))
-
-    if cycles:
-        busy = rng.dirichlet([2, 3, 5])  # no, one, two MXUs busy: shares of the cycles
-        xlu = rng.dirichlet([6, 3, 1])
-        for name in ids.TC_SLOT:
-            fraction = rng.uniform(0.02, 0.6) / _SCALE.get(name.split("_")[0], 1)
-            if name.startswith(("MXU_BUSY_", "XLU_BUSY_")):
-                fraction = (busy if name.startswith("MXU") else xlu)[int(name[-1])]
-            put(f"tc_{name.lower()}", ids.tc(name), 1.0 if name == "CYCLES" else fraction, cycles)
-        if hbm:
-            for s in range(ids.HBM_STACKS):
-                for c in range(ids.HBM_CHANNELS):
-                    for kind in ids.HBM_OFFSET:
-                        put(f"hbm_{s}_hbmc_{c}_{kind.lower()}", ids.hbm(s, c, kind),
-                            rng.uniform(0.0, 0.12), cycles)
-        for kind in ids.ICI_SLOT:
-            put(f"ici_{kind.lower()}", ids.ici(kind), rng.uniform(0.0, 0.5), cycles)
-    for core in (0, 1):
-        sc_cycles = int(CYCLES * rng.uniform(0.9, 1.0))
-        for tile in range(ids.SC_TILES):
-            for name in ids.SC_TILE_OFFSET:
-                put(f"sc_{core}_tile_{tile}_{name.lower()}", ids.sc_tile(core, tile, name),
-                    1.0 if name == "CYCLES" else rng.uniform(0.0, 0.4), sc_cycles)
-        for name in ids.SCS_OFFSET:
-            put(f"sc_{core}_scs_{name.lower()}", ids.scs(core, name),
-                1.0 if name == "CYCLES" else rng.uniform(0.0, 0.7), sc_cycles)
-    return out
+def _counters(rng: np.random.Generator, chip: str, idle: bool, no_hbm: bool) -> dict[int, int]:
+    """counter id -> value of one sample: every counter the chip's metrics read. The cycle
+    counts (the peaks' counters) come first; each metric's own counters then get a share of its
+    peak (a counter two metrics read keeps the first one's). `idle`: no TensorCore cycles;
+    `no_hbm`: no HBM counters."""
+    metrics = CHIPS_METRICS[chip]
+    cycles = int(FREQUENCY_HZ[chip] * WINDOW_S)
+    out: dict[int, int] = {}
+    tensor_core = {m.gate for m in metrics if m.gate is not None}
+    for m in metrics:
+        if m.peak[0] in ("x", "div", "rate"):
+            out.setdefault(m.peak[1], int(cycles * rng.uniform(0.9, 1.0)))
+    hbm = {c for m in metrics if m.name.startswith("HBM Rd+Wr") for c, _ in m.terms}
+    for m in metrics:
+        kind, *args = m.peak
+        if kind == "of":
+            continue
+        of = out[args[0]]
+        peak = of * args[1] if kind == "x" else of // args[1] if kind == "div" else \
+            args[1] * of / args[2]
+        busy = rng.uniform(0.0, 0.03) if "Skipped" in m.name else rng.uniform(0.05, 0.7)
+        share = busy * peak / sum(w for _, w in m.terms) * m.divisor
+        for counter, _ in m.terms:
+            out.setdefault(counter, int(share * rng.uniform(0.8, 1.2)))
+    return {c: v for c, v in out.items()
+            if not (idle and c in tensor_core) and not (no_hbm and c in hbm)}
 
 
 def _device(plane: Plane, device_id: int, chip: str) -> None:
     plane.stats += [plane.stat("device_id", device_id), plane.stat("device_type_string", chip)]
 
 
-def _sample(plane: Plane, sample: int, at_ps: int, counters: dict[str, tuple[int, int]]) -> None:
-    """One line of counter events, all at the sample's time."""
-    names = list(counters)
-    md = np.array([plane.event_id(n, stats=[plane.stat("performance_counter_id",
-                                                       counters[n][0], "uint64")])
-                   for n in names])
-    values = np.array([counters[n][1] for n in names], np.uint64)
+def _sample(plane: Plane, sample: int, at_ps: int, counters: dict[int, int]) -> None:
+    """One line of counter events, all at the sample's time, named by their counter id."""
+    ids = list(counters)
+    md = np.array([plane.event_id(f"counter_{c}", stats=[plane.stat("performance_counter_id", c,
+                                                                    "uint64")]) for c in ids])
+    values = np.array([counters[c] for c in ids], np.uint64)
     plane.line(sample, "Performance Counters").add(
-        md, np.full(len(names), at_ps, np.int64), np.zeros(len(names), np.int64),
+        md, np.full(len(ids), at_ps, np.int64), np.zeros(len(ids), np.int64),
         [Stat(plane.stat_id("counter_value"), values, "uint64")])
 
 
@@ -84,16 +75,13 @@ def write_utilization_profile(path: str | Path, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         planes = []
-        for device, n in SAMPLES.items():
+        for device, (chip, n) in CHIPS.items():
             plane = Plane(device + 1, f"/device:TPU:{device}", Path(tmp))
-            _device(plane, device, "TPU v6 Lite")
+            _device(plane, device, chip)
             for s in range(n):
-                idle = device == 0 and s == n - 1  # the TensorCore never ran
-                counters = _v6e_counters(rng, 0 if idle else CYCLES, hbm=(device, s) != (1, 1))
+                counters = _counters(rng, chip, idle=s == n - 1 and device != 1,
+                                     no_hbm=(device, s) in ((1, 1), (2, 1)))
                 _sample(plane, s + 1, (s + 1) * 10_000 * US_PS, counters)
             planes.append(plane)
-        v7x = Plane(len(planes) + 1, f"/device:TPU:{len(planes)}", Path(tmp))
-        _device(v7x, len(planes), "TPU v7x")
-        _sample(v7x, 1, 10_000 * US_PS, {"cycles": (1, CYCLES), "scalar_issue": (2, CYCLES // 3)})
-        write_xspace(path, planes + [v7x], [path.name.split(".")[0]])
+        write_xspace(path, planes, [path.name.split(".")[0]])
     return path

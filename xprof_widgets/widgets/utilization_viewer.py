@@ -44,7 +44,7 @@ class UtilizationViewer(CsvExport, RequestWidget):
             raise ProfileError(
                 f"{profile.source}: no TPU performance-counter samples to read. The utilization "
                 f"viewer needs /device:TPU:N planes stating device_id and a device_type_string "
-                f"of {', '.join(SUPPORTED)}, whose lines carry events with counter_value and "
+                f"of {' or '.join(SUPPORTED)}, whose lines carry events with counter_value and "
                 "performance_counter_id (a TPU profile captured with performance counters on).")
         self.profile = profile
         self._table = table
