@@ -24,6 +24,7 @@ def test_kineto_roofline(request, app_name):
     assert rows_shown(widget, 0) == 1 and rows_shown(widget, 1) >= points > 10
     head = widget.locator(".xw-tool-head").inner_text()
     assert "A100" in head and "HBM roof" in head
+    assert not widget.locator(".xw-controls input[type='checkbox']").count()  # no infeed here
     hidden = widget.locator(".xw-dt").nth(1).get_attribute("data-hidden-columns")
     assert {"program_id", "source_info"} <= set(hidden.split(","))
     widget.locator(".xw-dt").nth(1).locator("select[data-facet='category']").select_option("GEMM")

@@ -71,10 +71,12 @@ def is_infeed_or_outfeed(category: str) -> bool:
 class RooflineModelAnalysis:
     """Program and op rows of the roofline, and the ceilings they are drawn against."""
 
-    def __init__(self, table: pd.DataFrame, peaks: DevicePeaks, steps: int):
+    def __init__(self, table: pd.DataFrame, peaks: DevicePeaks, steps: int,
+                 has_feeds: bool = True):
         self.table = table
         self.peaks = peaks
         self.steps = steps
+        self.has_feeds = has_feeds  # False: a PyTorch trace, where infeed/outfeed do not apply
 
     def ceilings(self) -> pd.DataFrame:
         """The roofs: compute (FLOP/s) and each memory with a peak (bytes/s), with the ridge
@@ -176,7 +178,8 @@ def _kineto(profile: Profile) -> RooflineModelAnalysis:
         rows["total_self_time_pct"] = share
         rows["cumulative_total_self_time_pct"] = np.cumsum(share)
         parts.append(rows)
-    return RooflineModelAnalysis(pd.concat(parts, ignore_index=True)[COLUMNS], peaks, 0)
+    return RooflineModelAnalysis(pd.concat(parts, ignore_index=True)[COLUMNS], peaks, 0,
+                                 has_feeds=False)
 
 
 def _program(ops: pd.DataFrame, total_ps: float, step: str, with_feeds: bool,

@@ -110,7 +110,8 @@ class RooflineModel(CsvExport, RequestWidget):
             "ceilings": self.analysis.ceilings().to_dict("records"),
             "ops": int(((table["step"] == TOTAL) & (table["category"] != "Program")
                         & table["include_infeed_outfeed"]).sum()),
-            "source": profile.source, "on_chip": _on_chip(peaks)}), **kwargs)
+            "source": profile.source, "on_chip": _on_chip(peaks),
+            "feeds": self.analysis.has_feeds}), **kwargs)
 
     @traitlets.validate("step")
     def _check_step(self, proposal: dict) -> str:

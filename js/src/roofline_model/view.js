@@ -70,7 +70,7 @@ export class RooflineView extends ToolView {
     const steps = (s.steps ?? []).map((v) => [v, v === "Average" ? "Average step" : `Step ${v}`]);
     const memories = (s.ceilings ?? []).map((c) => [c.memory, c.memory]);
     const controls = h("div", { className: "xw-controls" },
-      traitBox(this.model, "include_infeed_outfeed", "Include infeed/outfeed",
+      s.feeds === false ? null : traitBox(this.model, "include_infeed_outfeed", "Include infeed/outfeed",
         "Count infeed and outfeed ops and their time"),
       h("label", {}, "Program", select("step", [["Total", "Whole profile"], ...steps],
         "The program row drawn as a star")),
