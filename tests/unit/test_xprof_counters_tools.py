@@ -89,3 +89,23 @@ def test_counter_ids_are_the_headers() -> None:
             V7X.sequencer(1, "CYCLES"), V7X.hbm(3, 15, "WR_REQ_PS1", 1),
             V7X.ici_insertions("WR")[3]] == [
         3328745944, 3384361024, 3381280832, 3372376112, 2845184008, 3250852896, 3238547800]
+
+
+def test_unreadable_replica_groups_raise_for_a_warning() -> None:
+    with pytest.raises(ValueError, match="truncated"):
+        _group_size(b"\x12\x09\x0a")  # an endpoint group said to be 9 bytes, 1 there
+    assert _group_size(b"") == 0 and _group_size(None) == 0
+
+
+def test_an_unreadable_group_is_a_warning_not_a_failure(tmp_path, monkeypatch) -> None:
+    from xprof_widgets.analysis.megascale_stats import analyze_megascale
+    from xprof_widgets.synthetic import megascale
+
+    good = megascale.collective_info
+    monkeypatch.setattr(megascale, "collective_info", lambda c: b"\x12\x09\x0a"
+                        if c.transfer_type == "ALL_REDUCE" else good(c))
+    profile = xw.open_profile(megascale.write_megascale_profile(tmp_path / "bad.xplane.pb"))
+    table = analyze_megascale(profile).set_index("rendezvous")
+    assert table.loc["all-reduce.1_dcn", "bytes_transmitted"] == 0
+    assert table.loc["all-gather.2_dcn", "bytes_transmitted"] == 262144
+    assert any("send.1's dcn_collective_info is unreadable" in w for w in profile.warnings)

@@ -82,6 +82,12 @@ def has_dcn_stats(profile: Profile) -> bool:
                 .any())
 
 
+def _warn(profile: Profile, what: str) -> None:
+    note = f"{profile.source}: {what}."
+    if note not in profile.warnings:
+        profile.warnings.append(note)
+
+
 def _us(ns: int) -> int:
     """XProf's NanoToMicro into an unsigned proto field: a double, truncated."""
     return int(float(ns % _U64) / 1e3)
@@ -89,7 +95,7 @@ def _us(ns: int) -> int:
 
 def _group_size(info: object) -> int:
     """Replica group size from a DcnCollectiveInfoProto: 1 for one-to-one groups, else the
-    first endpoint group's endpoints, 0 when none is stated."""
+    first endpoint group's endpoints, 0 when none is stated (ValueError if unreadable)."""
     if not isinstance(info, bytes | bytearray) or not info:
         return 0
     fields = _fields(bytes(info))
@@ -114,17 +120,22 @@ def _fields(data: bytes) -> list[tuple[int, bytes]]:
             if byte < 0x80:
                 return value
 
-    while at < len(data):
-        key = varint()
-        if key & 7 == 0:
-            out.append((key >> 3, b""))
-            varint()
-        elif key & 7 == 2:
-            size = varint()
-            out.append((key >> 3, data[at:at + size]))
-            at += size
-        else:
-            raise ValueError(f"wire type {key & 7} in dcn_collective_info")
+    try:
+        while at < len(data):
+            key = varint()
+            if key & 7 == 0:
+                out.append((key >> 3, b""))
+                varint()
+            elif key & 7 == 2:
+                size = varint()
+                if at + size > len(data):
+                    raise IndexError
+                out.append((key >> 3, data[at:at + size]))
+                at += size
+            else:
+                raise ValueError(f"wire type {key & 7}")
+    except IndexError:
+        raise ValueError("truncated") from None
     return out
 
 
@@ -161,7 +172,8 @@ class _Instructions:
         if label not in self.modules:
             try:
                 self.modules[label] = HloModule(self.profile.hlo_proto_bytes(label), where=label)
-            except ProfileError:
+            except ProfileError as exc:  # as XProf: its ops are passed over; we say so
+                _warn(self.profile, f"megascale stats: the DCN ops of {label} are left out ({exc})")
                 self.modules[label] = None
         module = self.modules[label]
         if module is None:
@@ -230,8 +242,13 @@ def megascale_part(profile: Profile) -> pd.DataFrame:
         opcode = str(instr.opcode)
         if opcode == "send":
             if rendezvous not in groups:
-                groups[rendezvous] = _group_size(
-                    meta_stats[profile.meta[op]].get("dcn_collective_info"))
+                try:
+                    groups[rendezvous] = _group_size(
+                        meta_stats[profile.meta[op]].get("dcn_collective_info"))
+                except ValueError as exc:  # as XProf: no group, so no bytes; we say so
+                    _warn(profile, f"megascale stats: {name}'s dcn_collective_info is "
+                                   f"unreadable ({exc}); {rendezvous} counts no bytes")
+                    groups[rendezvous] = 0
             state.start_ns, state.overlap_ns, state.stall_ns = start_ns, 0, duration_ns
             state.transfer_type = attributes.get("_xla_megascale_transfer_type", "")
             state.send_op, state.group = name, groups[rendezvous]
