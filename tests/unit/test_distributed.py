@@ -299,7 +299,7 @@ def test_instances_name_their_kernel_events(dlrm):
 def test_a_pod_on_dask_gives_the_local_tables(dlrm):
     distributed = pytest.importorskip("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         pod = xw.open_profile(DLRM, client=client)
         try:
