@@ -64,3 +64,14 @@ def test_megascale_stats(request, app_name):
     assert len(set(column(widget, "slack_time_ms"))) == 4
     if app_name == "lab":
         picture(page, widget, "megascale_stats")
+
+
+@pytest.mark.e2e
+def test_both_as_tabs_of_the_suite(lab):
+    cells = [("import xprof_widgets as xw\n"
+             f"suite = xw.Profiler({str(DATA / 'synthetic_megascale.xplane.pb')!r}, "
+             "tool='megascale_stats')\nsuite")]
+    page = lab.show("suite_megascale.ipynb", cells, ".xw-ms[data-ready='1']")
+    assert rows_shown(page.locator(".xw-ms")) == 4
+    assert page.get_by_role("tab", name="Megascale Stats").count() == 1
+    assert page.get_by_role("tab", name="Utilization Viewer").count() == 0  # no counters here
