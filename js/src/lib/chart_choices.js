@@ -2,17 +2,26 @@
 // `view` request per choice the user makes; choices made in one tick are one request, and a
 // newer request replaces an older one (its answer is dropped).
 //
-// A view mixes these in (Object.assign(View.prototype, chartChoiceMethods)) and provides
-// makeCharts(bokeh, content) (an object with embed(signal) and dispose()), loadingText(),
-// syncOptions() and draw(content, buffers); it has model, el, status, abort, disposed,
-// listeners (its [event, handler] pairs on the model) and errorClass.
+// A view mixes these in (Object.assign(View.prototype, chartChoiceMethods)), calls mount and
+// begin in its constructor, and provides makeCharts(bokeh, content) (an object with
+// embed(signal) and dispose()), loadingText(), syncOptions() and draw(content, buffers), and a
+// status element.
 import { loadBokeh } from "../charts/bokeh.js";
 import { h } from "./dom.js";
 import { RequestError, request } from "./transport.js";
+import { startView } from "./view_state.js";
 
 export const BUSY = "Waiting for the kernel (a cell may be running)…";
 
 export const chartChoiceMethods = {
+  /** The view's state (startView's), no charts yet, errors shown with `${rootClass}-error`. */
+  mount(model, el, rootClass) {
+    startView(this, model, el, rootClass);
+    this.charts = null;
+    this.errorClass = `${rootClass}-error`;
+    el.dataset.ready = "0";
+  },
+
   /** Listens to the model (the [event, handler] pairs, dropped on dispose), then loads the charts. */
   begin(listeners) {
     this.listeners = listeners;

@@ -9,7 +9,6 @@ import { chartChoiceMethods } from "../lib/chart_choices.js";
 import { TimelineChart } from "./chart.js";
 import { decodeSnapshots, hexAddress, snapshotAt, snapshotRows } from "./snapshots.js";
 import { CSS } from "./style.js";
-import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-memory-profile-style";
 const COLUMNS = [
@@ -91,11 +90,8 @@ export function summaryTiles(s, kind = "allocator") {
 export class MemoryProfileView {
   constructor(model, el) {
     ensureStyle();
-    startView(this, model, el, "xw-mp");
-    this.charts = null;
-    this.errorClass = "xw-mp-error";
+    this.mount(model, el, "xw-mp");
     this.snapshots = null;
-    el.dataset.ready = "0";
     this.build();
     if (model.get("_error")) {
       this.message.replaceChildren(h("b", {}, "No allocator events in this profile"), model.get("_error"));

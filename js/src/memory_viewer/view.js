@@ -12,7 +12,6 @@ import { BAR_KEYS, Charts } from "./charts.js";
 import { TYPE_COLORS } from "./colors.js";
 import { CSS } from "./style.js";
 import { summaryContent } from "./summary.js";
-import { startView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-memory-viewer-style";
 const BAR_LABELS = { program: "program order", size: "size", padding: "padding" };
@@ -30,13 +29,10 @@ function moduleText(label) {
 export class MemoryViewerView {
   constructor(model, el) {
     ensureStyle();
-    startView(this, model, el, "xw-mv");
-    this.charts = null;
-    this.errorClass = "xw-mv-error";
+    this.mount(model, el, "xw-mv");
     this.hovered = null;
     this.pinned = null;
     this.linkSent = null;
-    el.dataset.ready = "0";
     this.build();
     if (model.get("_error")) {
       this.showMessage("No HLO protos in this profile", model.get("_error"));
