@@ -28,22 +28,16 @@ applied here to our inputs so that what remains must match; none is a tolerance:
 
 from __future__ import annotations
 
-import gzip
-import json
-import logging
 import math
-import shutil
-import tempfile
-import warnings
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
-import hta.trace_analysis as hta_analysis
 import numpy as np
 import pandas as pd
 import pytest
+from references import hta_on, read_json, traces_holding
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.gpu_time import (
@@ -74,38 +68,13 @@ PCT_BOUND = {"kernel": 0.05, "temporal": 0.005, "overlap": 0.005, "idle_ratio": 
 overlap to 0.01 points, idle ratios to 0.01."""
 
 
-def _read(path: Path) -> dict:
-    data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-
-
-def _with_streams() -> list[Path]:
-    """Kineto traces whose events name a stream: the ones HTA has GPU work in."""
-    found = []
-    for path in sorted(CORPUS.rglob("*.json*")):
-        text = path.read_bytes()
-        text = gzip.decompress(text) if text[:2] == b"\x1f\x8b" else text
-        if b'"traceEvents"' in text and b'"stream"' in text:
-            found.append(path)
-    return found
-
-
-TRACES = _with_streams()
+TRACES = traces_holding(CORPUS, b'"traceEvents"', b'"stream"')
+"""Kineto traces whose events name a stream: the ones HTA has GPU work in."""
 IDS = [str(p.relative_to(CORPUS)) for p in TRACES]
 
 
-def _cpu_only() -> list[Path]:
-    """Kineto traces under tests/data with CPU ops but no event naming a stream."""
-    found = []
-    for path in sorted(CORPUS.parent.rglob("*.json*")):
-        text = path.read_bytes()
-        text = gzip.decompress(text) if text[:2] == b"\x1f\x8b" else text
-        if b'"traceEvents"' in text and b'"cpu_op"' in text and b'"stream"' not in text:
-            found.append(path)
-    return found
-
-
-CPU_ONLY = _cpu_only()
+CPU_ONLY = traces_holding(CORPUS.parent, b'"traceEvents"', b'"cpu_op"', lacking=b'"stream"')
+"""Kineto traces under tests/data with CPU ops but no event naming a stream."""
 
 
 @dataclass(frozen=True)
@@ -123,25 +92,12 @@ def hta_results(*paths: Path) -> HtaResults:
     """HTA's temporal breakdown, kernel-type breakdown (include_memory_kernels=True),
     communication-computation overlap and idle time breakdown (of every rank) of the files, as
     one job's rank files in one directory."""
-    tmp = Path(tempfile.mkdtemp(prefix="hta_parity_"))
-    try:
-        for path in paths:
-            shutil.copy(path, tmp / path.name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logging.disable(logging.CRITICAL)
-            try:
-                analysis = hta_analysis.TraceAnalysis(trace_dir=str(tmp))
-                temporal = analysis.get_temporal_breakdown(visualize=False)
-                kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False,
-                                                             include_memory_kernels=True)
-                overlap = analysis.get_comm_comp_overlap(visualize=False)
-                idle, _ = analysis.get_idle_time_breakdown(ranks=sorted(analysis.t.traces),
-                                                           visualize=False)
-            finally:
-                logging.disable(logging.NOTSET)
-    finally:
-        shutil.rmtree(tmp)
+    with hta_on(*paths) as analysis:
+        temporal = analysis.get_temporal_breakdown(visualize=False)
+        kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        overlap = analysis.get_comm_comp_overlap(visualize=False)
+        idle, _ = analysis.get_idle_time_breakdown(ranks=sorted(analysis.t.traces),
+                                                   visualize=False)
     return HtaResults(temporal, kinds, overlap, idle)
 
 
@@ -300,7 +256,7 @@ def assert_idle_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
 @pytest.mark.parametrize("path", TRACES, ids=IDS)
 def test_breakdowns_equal_hta_under_its_rules(path):
     """With HTA's rules applied to our GPU work, every microsecond matches it."""
-    profile, doc = xw.open_profile(path), _read(path)
+    profile, doc = xw.open_profile(path), read_json(path)
     work = as_hta_sees(profile, doc)
     assert work.start.shape[0], "a trace with a stream but no GPU work for either"
     hta = hta_results(path)
@@ -312,14 +268,14 @@ def test_breakdowns_equal_hta_under_its_rules(path):
 
 def launches_at_row_zero_matter(path: Path) -> bool:
     """Whether LAUNCH_AT_ROW_ZERO changes the trace's idle breakdown."""
-    profile, doc = xw.open_profile(path), _read(path)
+    profile, doc = xw.open_profile(path), read_json(path)
     kernels = stream_kernels(profile)
     return not idle_table([kernels]).equals(
         idle_table([launch_at_row_zero(profile, doc, kernels)]))
 
 
-WHOLE_US = [p for p in TRACES if not has_fractional_times(_read(p))
-            and not host_stream_events(_read(p)) and not launches_at_row_zero_matter(p)]
+WHOLE_US = [p for p in TRACES if not has_fractional_times(read_json(p))
+            and not host_stream_events(read_json(p)) and not launches_at_row_zero_matter(p)]
 
 
 @pytest.mark.parametrize("path", WHOLE_US, ids=[str(p.relative_to(CORPUS)) for p in WHOLE_US])
@@ -339,25 +295,13 @@ def test_whole_microsecond_traces_need_no_rule(path):
                                                 for p in CPU_ONLY])
 def test_cpu_only_traces_have_no_breakdowns(path):
     """NO_GPU_WORK: where HTA finds no GPU work (it raises, or answers NaN), ours are empty."""
-    tmp = Path(tempfile.mkdtemp(prefix="hta_parity_"))
-    try:
-        shutil.copy(path, tmp / path.name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logging.disable(logging.CRITICAL)
-            try:
-                analysis = hta_analysis.TraceAnalysis(trace_dir=str(tmp))
-                kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False,
-                                                             include_memory_kernels=True)
-                overlap = analysis.get_comm_comp_overlap(visualize=False)
-                with pytest.raises(IndexError):
-                    analysis.get_temporal_breakdown(visualize=False)
-                with pytest.raises((ValueError, KeyError)):  # nothing on a stream to split
-                    analysis.get_idle_time_breakdown(visualize=False)
-            finally:
-                logging.disable(logging.NOTSET)
-    finally:
-        shutil.rmtree(tmp)
+    with hta_on(path) as analysis:
+        kinds, _ = analysis.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        overlap = analysis.get_comm_comp_overlap(visualize=False)
+        with pytest.raises(IndexError):
+            analysis.get_temporal_breakdown(visualize=False)
+        with pytest.raises((ValueError, KeyError)):  # nothing on a stream to split
+            analysis.get_idle_time_breakdown(visualize=False)
     assert kinds.empty and overlap["comp_comm_overlap_pctg"].isna().all()
     profile = xw.open_profile(path)
     for ours in (time_breakdown(profile), kernel_breakdown(profile),
@@ -389,7 +333,7 @@ def test_nccl_trace_as_hta_reports_it():
     communication overlapping computation; host wait 357247 us and kernel wait 2155 us on
     stream 7, host wait 381499 us on stream 40."""
     path = CORPUS / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
-    profile, doc = xw.open_profile(path), _read(path)
+    profile, doc = xw.open_profile(path), read_json(path)
     work = as_hta_sees(profile, doc)
     temporal = time_breakdown_table([work], per_us=1).iloc[0]
     assert [round(temporal[c], 2) for c in ("idle_pct", "compute_pct", "non_compute_pct")] == [

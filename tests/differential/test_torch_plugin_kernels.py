@@ -23,12 +23,8 @@ decimal `dur`s: equal to a relative 1e-9.
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
-import json
 import logging
 import math
-import os
 import warnings
 from collections import defaultdict
 from functools import cache
@@ -36,18 +32,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from references import read_json
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_families import tensor_core_family
 from xprof_widgets.analysis.kernel_stats import kernel_stats
 
-if importlib.util.find_spec("torch_tb_profiler") is None:
-    if os.environ.get("XPROF_WIDGETS_REQUIRE_REFERENCES") == "1":
-        pytest.fail("torch-tb-profiler, the reference for the Kernel view, is not installed "
-                    "(pip install torch-tb-profiler)", pytrace=False)
-    pytest.skip("torch-tb-profiler is not installed (pip install torch-tb-profiler)",
-                allow_module_level=True)
-
+pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler, the reference for the Kernel "
+                    "view, is not installed (pip install torch-tb-profiler)")
 from torch_tb_profiler.profiler.data import RunProfileData
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public"
@@ -58,11 +50,6 @@ MEANS = {"blocks_per_sm": ("blocks per SM", "mean_blocks_per_sm"),
 XPROF_LIST = "XProf's list"
 
 
-def _read(path: Path) -> dict | list:
-    data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-
-
 def _kernels(trace: dict | list) -> list[dict]:
     events = trace.get("traceEvents") if isinstance(trace, dict) else None
     return [e for e in events or [] if isinstance(e, dict) and e.get("ph") == "X"
@@ -70,7 +57,7 @@ def _kernels(trace: dict | list) -> list[dict]:
 
 
 def _with_kernels() -> list[Path]:
-    return [p for p in sorted(CORPUS.rglob("*.json*")) if _kernels(_read(p))]
+    return [p for p in sorted(CORPUS.rglob("*.json*")) if _kernels(read_json(p))]
 
 
 TRACES = _with_kernels()
@@ -93,7 +80,7 @@ def _reference(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, float]]]:
     """The plugin's kernel table, and per kernel name and mean the share of its duration in
     kernels that state the value (1 where all do, 0 where none does), both after
     BLOCKS_FROM_GRID."""
-    trace = _blocks_from_grid(_read(path))
+    trace = _blocks_from_grid(read_json(path))
     total, stating = defaultdict(float), defaultdict(lambda: defaultdict(float))
     for e in _kernels(trace):
         total[e["name"]] += e.get("dur", 0)

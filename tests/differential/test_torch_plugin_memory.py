@@ -23,28 +23,20 @@ against its numbers.
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
-import json
 import logging
-import os
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
 import pytest
+from references import read_json, traces_holding
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.memory_profile import analyze_memory_profile
 from xprof_widgets.errors import ProfileError
 
-if importlib.util.find_spec("torch_tb_profiler") is None:
-    if os.environ.get("XPROF_WIDGETS_REQUIRE_REFERENCES") == "1":
-        pytest.fail("torch-tb-profiler, the reference for the Memory view, is not installed "
-                    "(pip install torch-tb-profiler)", pytrace=False)
-    pytest.skip("torch-tb-profiler is not installed (pip install torch-tb-profiler)",
-                allow_module_level=True)
-
+pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler, the reference for the Memory "
+                    "view, is not installed (pip install torch-tb-profiler)")
 from torch_tb_profiler.profiler.data import RunProfileData
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -55,22 +47,7 @@ PLUGIN_METRICS = ("self_increase_bytes", "self_allocation_bytes", "self_allocati
 """The plugin's MemoryMetrics order, then its calls."""
 
 
-def _read(path: Path):
-    data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-
-
-def _memory_traces() -> list[Path]:
-    found = []
-    for path in sorted(DATA.rglob("*.json*")):
-        data = path.read_bytes()
-        text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-        if b'"traceEvents"' in text and b'"[memory]"' in text:
-            found.append(path)
-    return found
-
-
-TRACES = _memory_traces()
+TRACES = traces_holding(DATA, b'"traceEvents"', b'"[memory]"')
 
 
 def test_the_traces_compared():
@@ -104,7 +81,7 @@ def _rename_only_children(doc: dict) -> int:
 def plugin_memory(path: Path) -> tuple[dict, dict, int]:
     """The plugin's memory statistics {device: {op: [metrics..., calls]}} with renamed ops
     added back under their name, its peaks {device: bytes}, and how many ops were renamed."""
-    doc = _read(path)
+    doc = read_json(path)
     renamed = _rename_only_children(doc)
     logging.disable(logging.CRITICAL)
     try:
@@ -173,4 +150,4 @@ def test_the_raw_memory_timeline_is_not_a_trace():
     assert "raw memory timeline" in str(refused.value) and "profile_memory=True" in str(
         refused.value)
     with pytest.raises(AttributeError):  # it expects a trace's object, finds a list
-        RunProfileData.from_json("worker0", 0, _read(path))
+        RunProfileData.from_json("worker0", 0, read_json(path))

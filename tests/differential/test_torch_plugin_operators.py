@@ -43,30 +43,22 @@ bit at epoch times is 0.25 us, so each event it reads may be off by that much.
 from __future__ import annotations
 
 import copy
-import gzip
 import hashlib
-import importlib.util
-import json
 import logging
 import math
-import os
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
 import pytest
+from references import read_json, trace_bytes
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_families import YES, tensor_core_use
 from xprof_widgets.analysis.kineto_operators import is_tensor_core_eligible, operators
 
-if importlib.util.find_spec("torch_tb_profiler") is None:
-    if os.environ.get("XPROF_WIDGETS_REQUIRE_REFERENCES") == "1":
-        pytest.fail("torch-tb-profiler, the reference for the Operator view, is not installed "
-                    "(pip install torch-tb-profiler)", pytrace=False)
-    pytest.skip("torch-tb-profiler is not installed (pip install torch-tb-profiler)",
-                allow_module_level=True)
-
+pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler, the reference for the Operator "
+                    "view, is not installed (pip install torch-tb-profiler)")
 from torch_tb_profiler.profiler import node as plugin_node
 from torch_tb_profiler.profiler.data import RunProfileData
 
@@ -82,17 +74,11 @@ PLUGIN_ANNOTATIONS = {f"{lib}:{op}" for lib in ("nccl", "gloo") for op in (
 """Annotations the plugin makes ops of (trace.py's NcclOpNameSet, GlooOpNameSet)."""
 
 
-def _read(path: Path) -> dict:
-    data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-
-
 def _with_shapes() -> list[Path]:
     """The traces whose ops carry `Input Dims`, each content once (HTA keeps some twice)."""
     found, seen = [], set()
     for path in sorted(CORPUS.rglob("*.json*")):
-        data = path.read_bytes()
-        text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        text = trace_bytes(path)
         digest = hashlib.sha256(text).digest()
         if b'"Input Dims"' in text and b'"traceEvents"' in text and digest not in seen:
             seen.add(digest)
@@ -157,7 +143,7 @@ def _prepared(path: Path) -> tuple[dict, dict[tuple, float], set[str], set[str]]
     (name, shape) the time our rule subtracts from host self time that the plugin's does not
     (ALL_CHILDREN, may be negative); the names ONLY_CHILD_MERGED touches; the names of ops in
     a PARTIAL_OVERLAP (either side)."""
-    trace = copy.deepcopy(_read(path))
+    trace = copy.deepcopy(read_json(path))
     events = trace["traceEvents"]
     tree = _host_tree(events)
     subtracted: dict[int, float] = defaultdict(float)  # per op: ours minus the plugin's
@@ -321,7 +307,7 @@ def _ours(path: Path) -> dict[str, object]:
 def test_each_rule_matters():
     """Switched off, each rule leaves the plugin apart from us on a public trace."""
     amd = CORPUS / "hta" / "amd_trace" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-    raw = _plugin_raw(_read(amd))  # RUNTIME_CATEGORY: no device time at all
+    raw = _plugin_raw(read_json(amd))  # RUNTIME_CATEGORY: no device time at all
     assert sum(a.device_duration for a in raw.values()) == 0
     assert _ours(amd)["aten::mm"].device_self_time_us > 0
     own_lists = _plugin_raw(_prepared(amd)[0])  # TENSOR_CORE_RULES: MI250's MFMA GEMM
@@ -330,7 +316,7 @@ def test_each_rule_matters():
     assert {a.name: a for a in _plugin(amd).op_list_groupby_name}["aten::mm"].tc_self_ratio == 1
 
     backward = CORPUS / "hta" / "call_stack" / "backward_thread.json"
-    renamed = _read(backward)
+    renamed = read_json(backward)
     for e in renamed["traceEvents"]:
         if e.get("cat") in RUNTIME:
             e["cat"] = "Runtime"
