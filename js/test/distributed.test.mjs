@@ -8,7 +8,7 @@ const PYTHON = {
   kinds: ["kind", "family", "group", "group_size", "count", "ranks", "mean_size_mib", "total_size_mib", "total_us",
     "mean_us", "wait_us", "algbw_gbps", "busbw_gbps"],
   skew: ["instance", "kind", "group", "seq", "ranks", "group_size", "complete", "first_start_us", "spread_us",
-    "last_rank", "wait_caused_us", "end_spread_us", "size_bytes", "transfer_us", "busbw_no_wait_gbps"],
+    "last_rank", "last_host", "wait_caused_us", "end_spread_us", "size_bytes", "transfer_us", "busbw_no_wait_gbps"],
   stragglers: ["rank", "host", "instances", "last_arrivals", "wait_caused_us", "wait_caused_pct", "mean_late_us",
     "waiting_us"],
 };

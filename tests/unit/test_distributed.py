@@ -150,7 +150,8 @@ def test_skew_matches_the_ith_collective_of_a_group_across_ranks(hand):
 def test_a_stated_sequence_number_matches_instead_of_the_order():
     from xprof_widgets.analysis.distributed import _match
 
-    rows = pd.DataFrame({"rank": [0, 0, 1, 1], "kind": ["all_reduce"] * 4,
+    rows = pd.DataFrame({"rank": [0, 0, 1, 1], "host": ["a", "a", "b", "b"],
+                         "kind": ["all_reduce"] * 4,
                          "group": ["0"] * 4, "group_ranks": [""] * 4, "seq": [7, 8, 8, 9]})
     # rank 1's trace starts one collective later: order would pair 7 with 8
     assert _match(rows).tolist() == [0, 1, 1, 2]
@@ -183,6 +184,17 @@ def test_sampled_ranks_of_a_128_rank_job_are_incomplete_and_partly_mismatched():
     assert a.mismatched > 0 and len(skew) + a.mismatched == 10
     assert not skew["complete"].any()
     json.dumps(report(a), allow_nan=False)
+
+
+def test_traces_stating_one_rank_stay_apart(two_ranks, tmp_path):
+    # two captures of rank 0: hosts named by their files (profile/ranks.py), matched as two
+    for name in ("first.pt.trace.json.gz", "second.pt.trace.json.gz"):
+        (tmp_path / name).write_bytes((two_ranks / "rank-0.pt.trace.json.gz").read_bytes())
+    a = analyze_distributed(xw.open_profile(tmp_path))
+    assert a.ranks["rank"].tolist() == [0, 0] and a.ranks["host"].nunique() == 2
+    skew = a.skew()
+    assert skew["ranks"].tolist() == [2, 2] and skew["spread_us"].tolist() == [0.0, 0.0]
+    assert a.stragglers()["instances"].tolist() == [2, 2]
 
 
 def test_kinds_element_sizes_and_bus_factors():

@@ -16,7 +16,9 @@ what bandwidth, and who kept the others waiting.
   at most its kernel time). Send/recv and other kernels are point to point: not matched. Where
   the ranks disagree on what the i-th collective is (its kind, or its size but for all-to-all,
   whose splits may differ by rank) the traces do not start at the same collective or were
-  filtered: it is left unmatched and counted (`mismatched`), not given a skew.
+  filtered: it is left unmatched and counted (`mismatched`), not given a skew. Ranks are told
+  apart by host: traces that state the same rank (profile/ranks.py keeps them as hosts named by
+  their files) stay apart.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ INSTANCE_COLUMNS = ["rank", "host", "kind", "family", "group", "group_ranks", "g
                     "seq", "instance", "start_us", "duration_us", "size_bytes", "dtype",
                     "algbw_gbps", "busbw_gbps", "late_us", "waited_us", "name", "event"]
 SKEW_COLUMNS = ["instance", "kind", "group", "seq", "ranks", "group_size", "complete",
-                "first_start_us", "spread_us", "last_rank", "wait_caused_us",
+                "first_start_us", "spread_us", "last_rank", "last_host", "wait_caused_us",
                 "end_spread_us", "size_bytes", "transfer_us", "busbw_no_wait_gbps"]
 KIND_COLUMNS = ["kind", "family", "group", "group_size", "count", "ranks", "mean_size_mib",
                 "total_size_mib", "total_us", "mean_us", "wait_us", "algbw_gbps", "busbw_gbps"]
@@ -102,7 +104,8 @@ class DistributedAnalysis:
             "ranks": grouped.size(), "group_size": last["group_size"],
             "first_start_us": grouped["start_us"].min(),
             "spread_us": grouped["start_us"].max() - grouped["start_us"].min(),
-            "last_rank": last["rank"], "wait_caused_us": grouped["waited_us"].sum(),
+            "last_rank": last["rank"], "last_host": last["host"],
+            "wait_caused_us": grouped["waited_us"].sum(),
             "end_spread_us": grouped["end_us"].max() - grouped["end_us"].min(),
             "size_bytes": last["size_bytes"], "transfer_us": last["duration_us"]})
         out["complete"] = out["ranks"] >= out["group_size"]
@@ -126,7 +129,7 @@ class DistributedAnalysis:
                             bus_bytes=rows["size_bytes"].fillna(0.0) * factor)
         keys = ["kind", "family", "group", "group_size"]
         g = frame.groupby(keys, sort=False)
-        out = g.agg(count=("rank", "size"), ranks=("rank", "nunique"),
+        out = g.agg(count=("host", "size"), ranks=("host", "nunique"),
                     total_bytes=("bytes", "sum"), sized=("size_bytes", "count"),
                     total_us=("duration_us", "sum"), wait_us=("waited_us", "sum"),
                     sized_us=("sized_us", "sum"), bus_bytes=("bus_bytes", "sum")).reset_index()
@@ -148,16 +151,16 @@ class DistributedAnalysis:
         skew = self.skew()
         spread = skew[skew["spread_us"] > 0]
         out = self.ranks[["rank", "host"]].copy()
-        by_rank = rows.groupby("rank")
-        out["instances"] = out["rank"].map(by_rank.size()).fillna(0).astype(np.int64)
-        out["last_arrivals"] = out["rank"].map(spread.groupby("last_rank").size()) \
+        by_host = rows.groupby("host")
+        out["instances"] = out["host"].map(by_host.size()).fillna(0).astype(np.int64)
+        out["last_arrivals"] = out["host"].map(spread.groupby("last_host").size()) \
             .fillna(0).astype(np.int64)
-        caused = out["rank"].map(spread.groupby("last_rank")["wait_caused_us"].sum()).fillna(0.0)
+        caused = out["host"].map(spread.groupby("last_host")["wait_caused_us"].sum()).fillna(0.0)
         out["wait_caused_us"] = caused
         total = float(caused.sum())
         out["wait_caused_pct"] = 100 * caused / total if total else 0.0
-        out["mean_late_us"] = out["rank"].map(by_rank["late_us"].mean())
-        out["waiting_us"] = out["rank"].map(by_rank["waited_us"].sum()).fillna(0.0)
+        out["mean_late_us"] = out["host"].map(by_host["late_us"].mean())
+        out["waiting_us"] = out["host"].map(by_host["waited_us"].sum()).fillna(0.0)
         return out[STRAGGLER_COLUMNS].reset_index(drop=True)
 
 
@@ -192,7 +195,7 @@ def _analyze(profile: Profile) -> DistributedAnalysis:
             event=tracks[frame["track"].to_numpy(np.int64) + p.track_base] + frame["in_track"]))
     instances, mismatched = _instances(pd.concat(frames, ignore_index=True) if frames
                                        else pd.DataFrame(columns=[*COLUMNS, "host", "event"]))
-    ranks["waiting_us"] = ranks["rank"].map(instances.groupby("rank")["waited_us"].sum()) \
+    ranks["waiting_us"] = ranks["host"].map(instances.groupby("host")["waited_us"].sum()) \
         .fillna(0.0)
     ranks = ranks[RANK_COLUMNS].astype({"rank": np.int64, "host": object,
                                         **dict.fromkeys(RANK_COLUMNS[2:], np.float64)})
@@ -203,10 +206,10 @@ def _analyze(profile: Profile) -> DistributedAnalysis:
 def _instances(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """The collectives of every rank with their matched instance (-1: not matched), lateness
     and wait, bandwidths (INSTANCE_COLUMNS); and how many instances the ranks disagree on."""
-    rows = rows.sort_values(["rank", "start_ps"], kind="stable").reset_index(drop=True)
+    rows = rows.sort_values(["rank", "host", "start_ps"], kind="stable").reset_index(drop=True)
     rows = rows.astype({"rank": np.int64, "group_size": np.int64, "seq": np.int64,
                         "start_ps": np.int64, "end_ps": np.int64, "size_bytes": np.float64})
-    ranks_seen = rows["rank"].nunique()
+    ranks_seen = rows["host"].nunique()
     rows["group_size"] = rows["group_size"].where(rows["group_size"] > 0, ranks_seen)
     rows["start_us"] = rows["start_ps"] / PS_PER_US
     rows["duration_us"] = (rows["end_ps"] - rows["start_ps"]) / PS_PER_US
@@ -229,7 +232,7 @@ def _match(rows: pd.DataFrame) -> np.ndarray:
     `Seq` where every row of the group states one, else its order on its rank)."""
     group = rows["group"].astype(str) + "\x00" + rows["group_ranks"].astype(str)
     collective = rows["kind"].isin(MATCHED).to_numpy()
-    order = rows[collective].groupby([group[collective], rows["rank"][collective]]).cumcount()
+    order = rows[collective].groupby([group[collective], rows["host"][collective]]).cumcount()
     stated = rows["seq"][collective].ge(0).groupby(group[collective]).transform("all")
     position = np.where(stated, rows["seq"][collective], order)
     out = np.full(len(rows), -1, np.int64)
