@@ -178,6 +178,12 @@ def read_bundle(path: Path) -> str:
         ) from None
 
 
+def profile_title(profile: Any) -> str:
+    """What a view's header names: the profile's source, and its run when it has one."""
+    run = f" (run {profile.run})" if profile.run else ""
+    return f"{profile.source}{run}"
+
+
 def describe(exc: BaseException) -> str:
     """The message a view shows for a failed request: ours verbatim, others with their type."""
     if isinstance(exc, ProfileError):

@@ -38,7 +38,7 @@ from ..errors import ProfileError
 from ..opening import open_profile
 from ..profile.model import Profile
 from . import _charts
-from ._base import RequestWidget, handler, jsonable
+from ._base import RequestWidget, handler, jsonable, profile_title
 from ._table import CsvExport, columnar
 from .memory_viewer import unit_of
 
@@ -93,7 +93,7 @@ class MemoryProfile(RequestWidget, CsvExport):
         choices: dict[str, list[str]] = {}
         for h, m in self.analysis.allocators:
             choices.setdefault(h, []).append(m)
-        state: dict[str, Any] = {"title": _title(profile), "_choices": choices,
+        state: dict[str, Any] = {"title": profile_title(profile), "_choices": choices,
                                  "_kind": self.analysis.kind}
         if not choices:
             state["_error"] = _NO_DATA.format(source=profile.source)
@@ -192,11 +192,6 @@ class MemoryProfile(RequestWidget, CsvExport):
         s = self.allocator().summary()
         return (f"<MemoryProfile {self.host} {self.memory_id}: peak {s['peak_bytes'] / 2**20:.2f}"
                 f" MiB at {s['peak_time_us'] / 1000:.3f} ms>")
-
-
-def _title(profile: Profile) -> str:
-    run = f" (run {profile.run})" if profile.run else ""
-    return f"{profile.source}{run}"
 
 
 # ---- what the view draws ------------------------------------------------------------------------

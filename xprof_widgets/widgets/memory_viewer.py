@@ -31,7 +31,7 @@ from ..profile.hlo import HloModule
 from ..profile.model import Profile
 from ..profile.schema import MEMORY_SPACES
 from . import _charts
-from ._base import RequestWidget, handler, jsonable
+from ._base import RequestWidget, handler, jsonable, profile_title
 
 MAX_BUCKETS = 2000
 """The memory curve keeps the lowest and highest point of each of this many buckets (padded
@@ -90,7 +90,7 @@ class MemoryViewer(RequestWidget):
         self._space_lists: dict[int, list[str]] = {}
         self._analyses: OrderedDict[tuple[int, str], MemoryAnalysis | ProfileError] = OrderedDict()
         space = _space_name(memory_space)
-        state: dict[str, Any] = {"title": _title(profile), "memory_space": space}
+        state: dict[str, Any] = {"title": profile_title(profile), "memory_space": space}
         if not self._ids:
             state["_error"] = _NO_HLO.format(source=profile.source)
         else:
@@ -257,11 +257,6 @@ class MemoryViewer(RequestWidget):
         s = result.summary
         return (f"<MemoryViewer {self.module} {self.memory_space}: peak {s['peak_mib']:.2f} MiB "
                 f"({s['peak_unpadded_mib']:.2f} MiB unpadded)>")
-
-
-def _title(profile: Profile) -> str:
-    run = f" (run {profile.run})" if profile.run else ""
-    return f"{profile.source}{run}"
 
 
 def _space_name(space: Any) -> str:

@@ -32,7 +32,7 @@ from ..analysis.steps import HOW_TO_MARK
 from ..opening import open_profile
 from ..profile.model import Profile
 from . import _charts
-from ._base import RequestWidget, handler, jsonable
+from ._base import RequestWidget, handler, jsonable, profile_title
 from ._table import CsvExport, columnar
 from .input_pipeline import STEP_COLORS as PART_COLORS
 from .input_pipeline import drawn_parts
@@ -64,8 +64,7 @@ class PodViewer(RequestWidget, CsvExport):
         profile = open_profile(path_or_profile, run=run, host=host)
         self.profile = profile
         self.analysis: PodViewerAnalysis = analyze_pod_viewer(profile, input_pattern)
-        run_label = f" (run {profile.run})" if profile.run else ""
-        super().__init__(title=f"{profile.source}{run_label}", **kwargs)
+        super().__init__(title=profile_title(profile), **kwargs)
 
     def to_dataframe(self) -> pd.DataFrame:
         """A row per step, host and core: step, name, host, core, start_us, duration_us, the
