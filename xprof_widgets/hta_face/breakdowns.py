@@ -79,12 +79,14 @@ def kernel_stats(tables: dict[int, pd.DataFrame], include_memory_kernels: bool,
 
 def _kernel_types(work: pd.DataFrame) -> np.ndarray:
     """Each GPU work event's type (gpu_time.kernel_type), by its name and category."""
-    pairs = work[["name", "cat"]].drop_duplicates()
-    typed = pd.Series([gpu_time.kernel_type(str(n), str(c)) for n, c in
-                       zip(pairs["name"], pairs["cat"], strict=True)],
-                      index=pd.MultiIndex.from_frame(pairs.astype(str)), dtype=object)
-    keys = pd.MultiIndex.from_frame(work[["name", "cat"]].astype(str))
-    return typed.reindex(keys).to_numpy(dtype=object)
+    names = work["name"].cat.categories.astype(str)
+    cats = work["cat"].cat.categories.astype(str)
+    pairs, pair_of_event = np.unique(
+        np.stack([work["name"].cat.codes.to_numpy(), work["cat"].cat.codes.to_numpy()]),
+        axis=1, return_inverse=True)
+    typed = np.array([gpu_time.kernel_type(names[n], cats[c]) for n, c in pairs.T.tolist()],
+                     dtype=object)
+    return typed[pair_of_event.reshape(-1)]
 
 
 def user_annotations(tables: dict[int, pd.DataFrame], use_gpu_annotation: bool,
@@ -120,8 +122,9 @@ def aggregate(events: pd.DataFrame, duration_ratio: float, num_kernels: int,
     first. Past `num_kernels` names, those beyond the `duration_ratio` quantile of the running
     sum, or past the first `num_kernels`, become one `others` row whose statistics are over the
     folded names' sums (as HTA folds them), unless listed in `keep`."""
-    grouped = events.assign(name=events["name"].astype(str)).groupby("name")["dur"]
+    grouped = events.groupby("name", observed=True)["dur"]
     stats = grouped.agg(["sum", "max", "min", "mean", "std"]).reset_index()
+    stats["name"] = stats["name"].astype(str)
     stats = stats.sort_values("sum", ascending=False, ignore_index=True, kind="stable")
     stats["std"] = stats["std"].fillna(0.0)
     if len(stats) > num_kernels:

@@ -9,7 +9,6 @@ name one run lacks holding 0 there, as in HTA.
 
 from __future__ import annotations
 
-import os
 from enum import Enum
 from typing import Any
 
@@ -83,5 +82,5 @@ def _device(device_type: Any) -> str:
 
 
 def _profile(run: Any) -> Profile:
-    profile = getattr(run, "profile", run)  # a TraceAnalysis
-    return profile if isinstance(profile, Profile) else open_profile(os.fspath(profile))
+    """A run's profile: a TraceAnalysis' own, or the one open_profile shares for a path."""
+    return open_profile(getattr(run, "profile", run))
