@@ -48,7 +48,7 @@ export const SKEW_COLUMNS = [
   { key: "group_size", label: "Of", title: "The ranks in its process group" },
   { key: "size_bytes", label: "Size", format: size },
   { key: "spread_us", label: "Arrival spread", format: fmt.time, title: "Last start minus first start, on one clock" },
-  { key: "last_rank", label: "Last rank", facet: true },
+  { key: "last_host", label: "Last rank", align: "left", facet: true },
   { key: "wait_caused_us", label: "Wait caused", format: fmt.time, title: "The other ranks' waiting, summed" },
   { key: "end_spread_us", label: "End spread", format: fmt.time, title: "Near 0 where the ranks' clocks agree" },
   { key: "transfer_us", label: "Transfer", format: fmt.time, title: "The last arrival's kernel time" },
