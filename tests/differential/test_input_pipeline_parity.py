@@ -314,3 +314,14 @@ def test_step_rule_at_its_edges(tmp_path, n, idle, kept):
     measured = [k for k in range(n) if k not in idle]
     assert [int(step["stepNum"]) for step in pod] == measured
     assert sorted(set(step_breakdown(xw.open_profile(path), NOTHING)["step"])) == measured
+
+
+@pytest.mark.parametrize("path", fixture_files.JAX_GPU, ids=fixture_files.ids(fixture_files.JAX_GPU))
+def test_jax_gpu_runs_have_no_steps_in_either(path):
+    """The JAX MI300X xplanes mark no step: XProf measures none, and neither do we (nothing is
+    left out either); both say so."""
+    doc = xprof_oracle.run(path, "input_pipeline_analyzer")
+    ours = analyze_input_pipeline(xw.open_profile(path))
+    assert table(doc[1]).empty and doc[1]["p"]["input_conclusion"].startswith("No step time")
+    assert ours.steps.empty and ours.left_out_steps.empty
+    assert ours.no_steps_message().startswith("No training steps found.")
