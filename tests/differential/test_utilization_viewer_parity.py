@@ -44,7 +44,8 @@ def test_every_row_equal(both):
         "MXU I4", "MXU E4M3 + E5M2", "Clocks Skipped", "HBM Rd+Wr - core 1", "ICI (Read)",
         "SCS: Smisc Slot", "SC Vector Issue: VEX Slot", "SC Vector Issue:VEX Slot"}
     # a sample without TensorCore cycles has only SparseCore rows (v6e: 2 cores, v7x: 4); one
-    # without HBM traffic no read/write split; v7x lists the ICI rows once per TensorCore
+    # without HBM traffic no read/write split; v7x lists the ICI rows once per TensorCore;
+    # device 1's first sample states its values as doubles
     per_sample = ours.groupby(["device", "sample"]).size().to_dict()
     assert per_sample == {(0, 1): 58, (0, 2): 58, (0, 3): 32, (1, 1): 58, (1, 2): 56,
                           (2, 1): 120, (2, 2): 116, (2, 3): 64}

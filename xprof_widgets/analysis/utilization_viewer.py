@@ -69,13 +69,31 @@ def _stat_or_metadata(profile: Profile, events: np.ndarray, stat: str) -> tuple[
     rows, where = np.unique(profile.meta[events], return_inverse=True)
     per_row = [meta_stats[r].get(stat) for r in rows.tolist()]
     has = np.array([isinstance(v, int | float) for v in per_row], bool)
-    value = np.array([int(v) & (2**64 - 1) if isinstance(v, int) else int(max(v, 0))
+    value = np.array([int(v) & (2**64 - 1) if isinstance(v, int) else _from_double(v)
                       if isinstance(v, float) else 0 for v in per_row], np.uint64)
     where = where.reshape(-1)
     take = ~present & has[where]
     bits = bits.copy()
     bits[take] = value[where][take]
     return present | has[where], bits
+
+
+def _from_double(value: float) -> int:
+    """A double counter value as XProf takes it: truncated, clamped to uint64."""
+    return 0 if not value > 0 else min(int(value), 2**64 - 1)
+
+
+def _counter_values(profile: Profile, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`counter_value` of counter events: an integer on the event, else on its metadata, else a
+    double on the event (read one by one: counter events are few)."""
+    present, values = _stat_or_metadata(profile, events, "counter_value")
+    missing = np.flatnonzero(~present)
+    if missing.shape[0]:
+        doubles = profile.stat_column(events[missing], "counter_value")
+        is_double = np.array([isinstance(v, float) for v in doubles.tolist()], bool)
+        present[missing[is_double]] = True
+        values[missing[is_double]] = [_from_double(v) for v in doubles[is_double].tolist()]
+    return present, values
 
 
 def utilization_part(profile: Profile) -> pd.DataFrame:
@@ -91,12 +109,13 @@ def utilization_part(profile: Profile) -> pd.DataFrame:
             continue
         own = tracks[(tracks["section_id"] == section_id) & (tracks["kind"] != "hidden")]
         events = track_events(profile, own.index.to_numpy())
-        has_value, value = _stat_or_metadata(profile, events, "counter_value")
         has_id, counter = _stat_or_metadata(profile, events, "performance_counter_id")
-        keep = has_value & has_id & (counter != 0)
-        if not keep.any():
+        keep = has_id & (counter != 0)
+        events, counter = events[keep], counter[keep]
+        has_value, value = _counter_values(profile, events)
+        if not has_value.any():
             continue
-        events, value, counter = events[keep], value[keep], counter[keep]
+        events, value, counter = events[has_value], value[has_value], counter[has_value]
         line = own.loc[profile.track_of(events), "line_id"].to_numpy(np.int64)
         samples, sample_at = np.unique(line, return_inverse=True)  # by id (XProf: file order)
         counters, counter_at = np.unique(counter, return_inverse=True)

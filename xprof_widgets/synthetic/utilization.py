@@ -5,8 +5,8 @@ planes stating `device_id` and `device_type_string`; each line is one sample (it
 sample number) whose events carry `counter_value`, their metadata `performance_counter_id`.
 Two "TPU v6 Lite" chips and a "TPU v7x" sample every counter their formulas read
 (analysis/utilization_metrics.py), at plausible rates over a 10 ms window; on two chips the last
-sample has no TensorCore cycles (only the SparseCore rows follow), and a sample of two chips has
-no HBM traffic (no read/write split).
+sample has no TensorCore cycles (only the SparseCore rows follow), a sample of two chips has
+no HBM traffic (no read/write split), and one sample states its values as doubles.
 """
 
 from __future__ import annotations
@@ -57,15 +57,17 @@ def _device(plane: Plane, device_id: int, chip: str) -> None:
     plane.stats += [plane.stat("device_id", device_id), plane.stat("device_type_string", chip)]
 
 
-def _sample(plane: Plane, sample: int, at_ps: int, counters: dict[int, int]) -> None:
-    """One line of counter events, all at the sample's time, named by their counter id."""
+def _sample(plane: Plane, sample: int, at_ps: int, counters: dict[int, int],
+            as_double: bool = False) -> None:
+    """One line of counter events, all at the sample's time, named by their counter id (values
+    as uint64 stats, or as doubles, which XProf reads too)."""
     ids = list(counters)
     md = np.array([plane.event_id(f"counter_{c}", stats=[plane.stat("performance_counter_id", c,
                                                                     "uint64")]) for c in ids])
-    values = np.array([counters[c] for c in ids], np.uint64)
+    values = np.array([counters[c] for c in ids], np.float64 if as_double else np.uint64)
     plane.line(sample, "Performance Counters").add(
         md, np.full(len(ids), at_ps, np.int64), np.zeros(len(ids), np.int64),
-        [Stat(plane.stat_id("counter_value"), values, "uint64")])
+        [Stat(plane.stat_id("counter_value"), values, "double" if as_double else "uint64")])
 
 
 def write_utilization_profile(path: str | Path, seed: int = 0) -> Path:
@@ -81,7 +83,8 @@ def write_utilization_profile(path: str | Path, seed: int = 0) -> Path:
             for s in range(n):
                 counters = _counters(rng, chip, idle=s == n - 1 and device != 1,
                                      no_hbm=(device, s) in ((1, 1), (2, 1)))
-                _sample(plane, s + 1, (s + 1) * 10_000 * US_PS, counters)
+                _sample(plane, s + 1, (s + 1) * 10_000 * US_PS, counters,
+                        as_double=(device, s) == (1, 0))
             planes.append(plane)
         write_xspace(path, planes, [path.name.split(".")[0]])
     return path
