@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bokeh_doc
 import numpy as np
 import pandas as pd
 import pytest
@@ -81,7 +82,7 @@ def test_chart_template_is_valid_bokeh():
     test_charts.test_every_model_and_property_exists_in_the_installed_bokeh({"timeline": item})
     test_charts.test_each_model_is_written_once_and_references_point_to_written_models(
         {"timeline": item})
-    names = {m["attributes"].get("name") for m in test_charts._models(item["doc"], [])}
+    names = {m["attributes"].get("name") for m in bokeh_doc.models(item["doc"])}
     assert {"timeline", "x_axis", "y_axis", "peak", "peak_label", "free_area", "hover"} <= names
 
 
