@@ -32,8 +32,12 @@ def framework(profile: Profile) -> str | None:
 def _has_torch_ops(profile: Profile) -> bool:
     """Whether an event is of Kineto's category for PyTorch's ops (`cpu_op`; `Operator` before
     2022): a trace saved under another name, its processes unnamed, still says who wrote it."""
+    try:
+        metadata = profile.metadata
+    except AttributeError:  # a pod's event metadata stays on its workers (NotDistributed)
+        return False
     return any(isinstance(stats, dict) and stats.get("category") in ("cpu_op", "Operator")
-               for stats in profile.metadata["stats"])
+               for stats in metadata["stats"])
 
 
 _XLA_ADVICE = {
