@@ -16,7 +16,7 @@ import xprof_widgets as xw
 from xprof_widgets.synthetic import write_synthetic
 run = write_synthetic(tempfile.mkdtemp(), 16 * 6000, "tpu", hosts=16)
 client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                             dashboard_address=None))
+                             dashboard_address=":0"))  # a busy 8787 warns on stderr
 with contextlib.redirect_stderr(io.StringIO()):  # the progress line of a slow open: stderr,
     pod = xw.open_profile(run, client=client)  # which the harness takes for a failure
 """
