@@ -23,6 +23,7 @@ import pytest
 import xprof_oracle
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.input_pipeline import analyze_input_pipeline
 from xprof_widgets.analysis.op_profile import analyze_op_profile
 from xprof_widgets.analysis.overview import overview
 from xprof_widgets.errors import ProfileError
@@ -141,3 +142,24 @@ def test_device_compute_precision(path):
         # two fractions of one total, each rounded: their sum is within an ulp of 1
         assert abs(p["compute_16bit_share"] + p["compute_32bit_share"] - 1.0) <= 2.0**-52
         assert p["compute_us"] > 0
+
+
+@pytest.mark.parametrize("path", fixture_files.XSPACE, ids=fixture_files.ids(fixture_files.XSPACE))
+def test_the_steps_xprofs_overview_counts(path):
+    """XProf's overview counts the steps its Input Pipeline does (steps.ill_formed and
+    edge_steps), and so does ours: the same number of steps and, on each step's marker (our
+    host-marked periods also hold the wait before it), the same average to the 0.1 ms XProf
+    prints. Rule: on the synthetic GPU runs XProf finds no step; we measure the devices under
+    the host's markers."""
+    doc = xprof_oracle.run(path, "overview_page")
+    data = overview(xw.open_profile(path))
+    xprof_steps = len(doc[1]["rows"])
+    if not xprof_steps:
+        assert data.steps is None or path.name.startswith("synthetic_gpu")
+        return
+    steps = analyze_input_pipeline(xw.open_profile(path)).steps
+    assert data.steps["count"] == len(steps) == xprof_steps
+    marker_ms = ((steps["duration_us"] - steps["before_step_us"]) / 1000).mean()
+    printed = doc[1]["p"]["steptime_ms_average"]
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    assert abs(marker_ms - float(printed)) <= 0.5 * 10 ** -decimals + 1e-9
