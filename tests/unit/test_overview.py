@@ -75,7 +75,8 @@ def test_run_environment_framework_ops_and_precision(tpu_path):
     assert cpu.precision["compute_16bit_share"] == 0.0
     assert cpu.precision["statement"].startswith("Only 0.0% of host computation is 16 bit")
     assert cpu.precision["where"] == "host" and p["where"] == "device"
-    assert cpu.recommendations[-1] == {"text": cpu.precision["statement"], "tool": "op"}
+    assert cpu.recommendations[-1] == {"text": cpu.precision["statement"], "tool": "op",
+                                       "rule": "LowPrecisionShare"}
     host_only = overview(xw.open_profile(tpu_path.parent / "tf_keras_cpu_fast.xplane.pb"))
     assert host_only.precision is None and host_only.top_framework_ops.empty
 

@@ -15,7 +15,10 @@ time, idle excluded, as XProf's), a step part's of the step time; so copy-done.4
 tpu_v6e_inference is 21.4% of device time and 24.7% of framework-op self time. An op computes in 16 bits when its result is a 16-bit float (`f16`, `bf16`; XProf
 reads TensorFlow GPU kernels' `half` shapes), in 32 bits otherwise; collectives, copies, infeed
 and outfeed are not compute. Each recommendation names the tool it comes from, so the view can
-open it.
+open it, and the rule that made it: XProf's smart-suggestion rules first (analysis/suggestions.py,
+with XProf's names and thresholds), then ours where XProf's say nothing: the Input Pipeline's
+verdict (INPUT_VERDICT_RULE, left out when one of XProf's input rules fired), the Op Profile's
+suggestions, the precision advice and, on Kineto traces, the GPU advice (RULES_OURS).
 
 For a PyTorch (Kineto) trace with GPU work, HTA's four breakdowns (analysis/gpu_time.py) are
 there too, with advice in plain words when a GPU idles half the time or more (why, from the
@@ -50,6 +53,7 @@ from .gpu_time import (
 from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
 from .kernel_families import COMMUNICATION_FAMILIES
 from .op_profile import OpProfileAnalysis, analyze_op_profile
+from .suggestions import INPUT_RULES, signals, suggestions
 from .torch_step_breakdown import PARTS as TORCH_PARTS
 from .torch_step_breakdown import torch_step_breakdown
 
@@ -101,7 +105,8 @@ class Overview:
     top_framework_ops: pd.DataFrame
     precision: dict[str, Any] | None = None
     recommendations: list[dict[str, str]] = field(default_factory=list)
-    """{"text", "tool"}: the advice and the key of the tool it comes from (xprof_widgets.tools)."""
+    """{"text", "tool", "rule"}: the advice, the key of the tool it comes from
+    (xprof_widgets.tools) and the rule that made it (suggestions.RULES or RULES_OURS)."""
     notes: list[str] = field(default_factory=list)
     gpu: dict[str, Any] | None = None
     """A Kineto trace's GPU breakdowns as records (gpu_breakdowns); None without GPU work."""
@@ -146,13 +151,17 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
     steps, breakdown = _steps(input_analysis)
     if steps is None:
         notes.append(input_analysis.no_steps_message())
-    recommendations = [{"text": input_analysis.recommendation(), "tool": "input"}]
+    recommendations = _smart_suggestions(profile, input_analysis, op_analysis, notes)
+    if not INPUT_RULES & {r["rule"] for r in recommendations}:
+        recommendations.append({"text": input_analysis.recommendation(), "tool": "input",
+                                "rule": INPUT_VERDICT_RULE})
     precision = _precision(op_analysis)
     if op_analysis is not None:
-        recommendations += [{"text": text, "tool": "op"}
+        recommendations += [{"text": text, "tool": "op", "rule": OP_RULE}
                             for text in op_analysis.suggestions(limit=3)]
     if precision is not None and precision["statement"]:
-        recommendations.append({"text": precision["statement"], "tool": "op"})
+        recommendations.append({"text": precision["statement"], "tool": "op",
+                                "rule": PRECISION_RULE})
     try:
         gpu = gpu_breakdowns(profile)
     except Exception as exc:  # noqa: BLE001 - an optional part: said in a note, not raised
@@ -176,6 +185,24 @@ def overview(profile: Profile, input_analysis: InputPipelineAnalysis | None = No
 
 
 _GPU_PARTS = ("kernel_us", "memcpy_us", "memset_us", "runtime_us")
+INPUT_VERDICT_RULE, OP_RULE, PRECISION_RULE = "InputPipelineVerdict", "OpProfileTopOps", \
+    "LowPrecisionShare"
+GPU_IDLE_RULE, OVERLAP_RULE, MEMORY_RULE = "GpuIdle", "CommunicationOverlap", "MemoryKernels"
+RULES_OURS = (GPU_IDLE_RULE, OVERLAP_RULE, MEMORY_RULE, INPUT_VERDICT_RULE, OP_RULE,
+              PRECISION_RULE)
+"""Our recommendations' rules, where XProf's smart suggestions have none (docs/overview.md)."""
+
+
+def _smart_suggestions(profile: Profile, input_analysis: InputPipelineAnalysis,
+                       op_analysis: OpProfileAnalysis | None, notes: list[str]
+                       ) -> list[dict[str, str]]:
+    """XProf's rules that fire on the profile; a failure is a note, not an exception."""
+    try:
+        return suggestions(signals(profile, input_analysis, op_analysis))
+    except Exception as exc:  # noqa: BLE001 - an optional part: said in a note, not raised
+        notes.append(f"XProf's smart-suggestion rules could not be evaluated "
+                     f"({type(exc).__name__}: {exc}).")
+        return []
 
 
 def plugin_breakdown(profile: Profile) -> dict[str, Any] | None:
@@ -341,14 +368,14 @@ def gpu_advice(gpu: dict[str, Any]) -> list[dict[str, str]]:
         out.append({
             "host_wait": {"text": text + f"host-bound ({share} of its streams' idle time waits "
                           "for the CPU to launch the next kernel); see the CPU ops between "
-                          "kernels in the Trace Viewer.", "tool": "trace"},
+                          "kernels in the Trace Viewer.", "tool": "trace", "rule": GPU_IDLE_RULE},
             "kernel_wait": {"text": text + f"many small kernels ({share} of its streams' idle "
                             "time is gaps under 30 us between kernels, launch overhead); fewer, "
                             "larger kernels (fusion, CUDA graphs) help; see Kernel Stats.",
-                            "tool": "kernel_stats"},
+                            "tool": "kernel_stats", "rule": GPU_IDLE_RULE},
             "other": {"text": text + f"its streams wait on something else ({share} of their "
                       "idle time: events, other streams, synchronization); see the Trace "
-                      "Viewer.", "tool": "trace"},
+                      "Viewer.", "tool": "trace", "rule": GPU_IDLE_RULE},
         }[cause])
     talking = [r for r in gpu["overlap"] if r["communication_us"] > 0]
     if talking:
@@ -358,12 +385,12 @@ def gpu_advice(gpu: dict[str, Any]) -> list[dict[str, str]]:
                         f"time overlaps computation{on(least['rank'])}: for the rest no "
                         "kernel computes beside the collectives; launching them while compute "
                         "still runs (gradient buckets, prefetching) hides them; see the Trace "
-                        "Viewer.", "tool": "trace"})
+                        "Viewer.", "tool": "trace", "rule": OVERLAP_RULE})
     memory = [r for r in gpu["kernel_types"] if r["kernel_type"] == "MEMORY"
               and r["percentage"] >= MEMORY_PCT]
     if memory:
         most = max(memory, key=lambda r: r["percentage"])
         out.append({"text": f"Memory copies and sets take {most['percentage']:.1f}% of GPU "
                     f"kernel time{on(most['rank'])}: keep tensors on the device and copy less "
-                    "often; see Kernel Stats.", "tool": "kernel_stats"})
+                    "often; see Kernel Stats.", "tool": "kernel_stats", "rule": MEMORY_RULE})
     return out
