@@ -118,9 +118,10 @@ def utilization_part(profile: Profile) -> pd.DataFrame:
         events, value, counter = events[has_value], value[has_value], counter[has_value]
         line = own.loc[profile.track_of(events), "line_id"].to_numpy(np.int64)
         samples, sample_at = np.unique(line, return_inverse=True)  # by id (XProf: file order)
+        sample_at = sample_at.reshape(-1)
         counters, counter_at = np.unique(counter, return_inverse=True)
         matrix = np.zeros((samples.shape[0], counters.shape[0]), np.uint64)
-        matrix[sample_at.reshape(-1), counter_at.reshape(-1)] = value  # a repeat: the last wins
+        matrix[sample_at, counter_at.reshape(-1)] = value  # a repeat: the last wins
         achieved, peak, listed = _evaluate(metrics, matrix, {int(c): i for i, c in
                                                              enumerate(counters.tolist())})
         s, m = np.nonzero(listed)

@@ -6,7 +6,8 @@ sample number) whose events carry `counter_value`, their metadata `performance_c
 Two "TPU v6 Lite" chips and a "TPU v7x" sample every counter their formulas read
 (analysis/utilization_metrics.py), at plausible rates over a 10 ms window; on two chips the last
 sample has no TensorCore cycles (only the SparseCore rows follow), a sample of two chips has
-no HBM traffic (no read/write split), and one sample states its values as doubles.
+no HBM traffic (no read/write split), one sample states its values as doubles, and the v7x
+writes its lines in falling id order.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def write_utilization_profile(path: str | Path, seed: int = 0) -> Path:
         for device, (chip, n) in CHIPS.items():
             plane = Plane(device + 1, f"/device:TPU:{device}", Path(tmp))
             _device(plane, device, chip)
-            for s in range(n):
+            for s in range(n)[::-1] if chip == "TPU v7x" else range(n):  # lines not by id
                 counters = _counters(rng, chip, idle=s == n - 1 and device != 1,
                                      no_hbm=(device, s) in ((1, 1), (2, 1)))
                 _sample(plane, s + 1, (s + 1) * 10_000 * US_PS, counters,
