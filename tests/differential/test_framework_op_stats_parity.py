@@ -42,9 +42,7 @@ GIB_PER_GB = 1e9 / 2**30
 TEXT = [("host_or_device", "host_or_device"), ("type", "type"), ("operation", "operation"),
         ("bound_by", "bound_by"), ("eager", "execution_mode")]
 NUMBERS = [  # (XProf's column, ours, ours / XProf's)
-    ("occurrences", "occurrences", 1), ("total_time", "total_time_us", 1),
-    ("avg_time", "avg_time_us", 1), ("total_self_time", "total_self_time_us", 1),
-    ("avg_self_time", "avg_self_time_us", 1),
+    *xprof_oracle.TIME_COLUMNS,
     ("device_total_self_time_percent", "device_total_self_time_pct", 100),
     ("device_cumulative_total_self_time_percent", "device_cumulative_total_self_time_pct", 100),
     ("host_total_self_time_percent", "host_total_self_time_pct", 100),

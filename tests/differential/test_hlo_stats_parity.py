@@ -43,9 +43,7 @@ GIB = 2**30 / 1e9  # ours (GB/s) per XProf's GiB/s
 HLO_TEXT = ["program_id", "category", "hlo_op_name", "hlo_op_expression", "tf_op_name",
             "bound_by"]
 HLO_NUMBERS = [  # (XProf, ours, ours / XProf)
-    ("rank", "rank", 1), ("occurrences", "occurrences", 1), ("total_time", "total_time_us", 1),
-    ("avg_time", "avg_time_us", 1), ("total_self_time", "total_self_time_us", 1),
-    ("avg_self_time", "avg_self_time_us", 1),
+    ("rank", "rank", 1), *xprof_oracle.TIME_COLUMNS,
     ("total_self_time_percent", "total_self_time_pct", 1),
     ("cumulative_total_self_time_percent", "cumulative_total_self_time_pct", 1),
     ("model_flop_rate", "model_flop_rate_gflops", 1),
@@ -57,9 +55,7 @@ HLO_NUMBERS = [  # (XProf, ours, ours / XProf)
 ROOF_TEXT = [("category", "category"), ("operation", "operation"), ("bound_by", "bound_by"),
              ("hlo_module_id", "program_id"), ("include_infeed_outfeed", "include_infeed_outfeed")]
 ROOF_NUMBERS = [
-    ("rank", "rank", 1), ("occurrences", "occurrences", 1), ("total_time", "total_time_us", 1),
-    ("avg_time", "avg_time_us", 1), ("total_self_time", "total_self_time_us", 1),
-    ("avg_self_time", "avg_self_time_us", 1),
+    ("rank", "rank", 1), *xprof_oracle.TIME_COLUMNS,
     ("total_self_time_percent", "total_self_time_pct", 100),
     ("cumulative_total_self_time_percent", "cumulative_total_self_time_pct", 100),
     ("measured_flop_rate", "measured_flop_rate_gflops", 1),

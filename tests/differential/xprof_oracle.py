@@ -21,6 +21,12 @@ import pandas as pd
 # What XProf's UI asks for, except resolution 0: every event, none thinned away.
 TRACE_PARAMS = {"trace_viewer_options": {"resolution": 0, "full_dma": False}}
 PS_PER_US = 1_000_000
+TIME_COLUMNS = [
+    ("occurrences", "occurrences", 1), ("total_time", "total_time_us", 1),
+    ("avg_time", "avg_time_us", 1), ("total_self_time", "total_self_time_us", 1),
+    ("avg_self_time", "avg_self_time_us", 1),
+]
+"""XProf's op tables' count and time columns, ours, and ours / XProf's (both in microseconds)."""
 
 
 def run(path: Path, tool: str, params: dict | None = None) -> Any:
