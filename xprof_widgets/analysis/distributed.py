@@ -48,6 +48,7 @@ SKEW_COLUMNS = ["instance", "kind", "group", "seq", "ranks", "group_size", "comp
                 "end_spread_us", "size_bytes", "transfer_us", "busbw_no_wait_gbps"]
 KIND_COLUMNS = ["kind", "family", "group", "group_size", "count", "ranks", "mean_size_mib",
                 "total_size_mib", "total_us", "mean_us", "wait_us", "algbw_gbps", "busbw_gbps"]
+EDGE_COLUMNS = ["src", "dst", "label", "instance", "from_host", "to_host", "wait_us"]
 STRAGGLER_COLUMNS = ["rank", "host", "instances", "last_arrivals", "wait_caused_us",
                      "wait_caused_pct", "mean_late_us", "waiting_us"]
 _MIB = 2**20
@@ -162,6 +163,29 @@ class DistributedAnalysis:
         out["mean_late_us"] = out["host"].map(by_host["late_us"].mean())
         out["waiting_us"] = out["host"].map(by_host["waited_us"].sum()).fillna(0.0)
         return out[STRAGGLER_COLUMNS].reset_index(drop=True)
+
+    def collective_edges(self, kind: str | None = None) -> pd.DataFrame:
+        """Edges linking each matched collective's kernels across ranks (EDGE_COLUMNS), for a
+        Trace Viewer's `overlay_flows`: from every rank's kernel to the last arrival's, whose
+        start every other kernel waits for inside (`wait_us`: the last start minus its own).
+        One star per collective rather than a chain in arrival order, so each arrow is one
+        rank's wait. `kind` keeps one kind (`all_reduce`, ...)."""
+        rows = self.instances[self.instances["instance"] >= 0]
+        if kind is not None:
+            rows = rows[rows["kind"] == kind]
+        if not len(rows):
+            return pd.DataFrame(columns=EDGE_COLUMNS)
+        last = rows.loc[rows.groupby("instance")["start_us"].idxmax()].set_index("instance")
+        to = last.reindex(rows["instance"].to_numpy())
+        out = pd.DataFrame({
+            "src": rows["event"].to_numpy(np.int64), "dst": to["event"].to_numpy(np.int64),
+            "label": (rows["kind"] + " #" + rows["instance"].astype(str) + " (last: "
+                      + to["host"].to_numpy(object) + ")").to_numpy(object),
+            "instance": rows["instance"].to_numpy(np.int64),
+            "from_host": rows["host"].to_numpy(object), "to_host": to["host"].to_numpy(object),
+            "wait_us": to["start_us"].to_numpy(np.float64) - rows["start_us"].to_numpy(np.float64)})
+        return out[out["src"] != out["dst"]].sort_values(["instance", "src"], kind="stable") \
+            .reset_index(drop=True)[EDGE_COLUMNS]
 
 
 def analyze_distributed(profile: Profile) -> DistributedAnalysis:

@@ -28,38 +28,16 @@ flows under 1 MB at 1600 px. Beyond it, arrows are thinned evenly in time."""
 _CHUNK = 1 << 20
 
 
-class FlowIndex:
-    """Columnar edges (from_event, to_event, kind, flow_id), ordered by their earlier time."""
+class Edges:
+    """Columnar edges between events, ordered by the earlier of their two times, with the window
+    lookup the view's arrows come from. Columns: from/to event, track, depth and ps, plus any
+    others a kind of edge carries (reordered with them)."""
 
-    def __init__(self, profile: Profile, ranges: np.ndarray):
-        """ranges: (first, end) event of the tracks whose events may carry flows."""
-        started = time.perf_counter()
-        self.profile = profile
-        parts = [_flow_stat_edges(profile, ranges), _producer_edges(profile, ranges),
-                 _correlation_edges(profile, ranges)]
-        explicit = profile.flow_edges()
-        parts.append((explicit[:, 0], explicit[:, 1], np.full(explicit.shape[0], 3),
-                      explicit[:, 2].astype(np.uint64)))
-        src = np.concatenate([p[0] for p in parts]).astype(np.int64)
-        dst = np.concatenate([p[1] for p in parts]).astype(np.int64)
-        kind = np.concatenate([p[2] for p in parts]).astype(np.uint8)
-        flow_id = np.concatenate([p[3] for p in parts]).astype(np.uint64)
-        order = np.lexsort((dst, src))  # stable: of duplicate edges the first source wins
-        first = np.ones(order.shape[0], bool)
-        first[1:] = (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])
-        pick = np.sort(order[first & (src[order] != dst[order])])
-        src, dst, kind, flow_id = src[pick], dst[pick], kind[pick], flow_id[pick]
-
-        t_src, t_dst = profile.start_ps[src], profile.start_ps[dst]
-        lo = np.minimum(t_src, t_dst)
+    def __init__(self, columns: dict[str, np.ndarray]):
+        lo = np.minimum(columns["from_ps"], columns["to_ps"])
         order = np.argsort(lo, kind="stable")
-        self.from_event, self.to_event = src[order], dst[order]
-        self.kind, self.flow_id = kind[order], flow_id[order]
-        self.from_ps, self.to_ps = t_src[order], t_dst[order]
-        self.from_track = profile.track_of(self.from_event).astype(np.int64)
-        self.to_track = profile.track_of(self.to_event).astype(np.int64)
-        self.from_depth = profile.depth[self.from_event].astype(np.int64)
-        self.to_depth = profile.depth[self.to_event].astype(np.int64)
+        for name, column in columns.items():
+            setattr(self, name, np.asarray(column)[order])
         self._lo = lo[order]
         self._hi = np.maximum(self.from_ps, self.to_ps)
         span = self._hi - self._lo
@@ -69,22 +47,9 @@ class FlowIndex:
         self._long = np.flatnonzero(span > self._short_span)
         self._by_from = np.argsort(self.from_event, kind="stable")
         self._by_to = np.argsort(self.to_event, kind="stable")
-        self.build_seconds = time.perf_counter() - started
 
     def __len__(self) -> int:
         return int(self.from_event.shape[0])
-
-    def frame(self, edges: np.ndarray | None = None) -> pd.DataFrame:
-        """Edges as a DataFrame: from/to event, track, depth, start_us, kind, flow id."""
-        e = np.arange(len(self)) if edges is None else np.asarray(edges, np.int64)
-        return pd.DataFrame({
-            "from_event": self.from_event[e], "to_event": self.to_event[e],
-            "from_track": self.from_track[e], "to_track": self.to_track[e],
-            "from_depth": self.from_depth[e], "to_depth": self.to_depth[e],
-            "from_us": self.from_ps[e] / PS_PER_US, "to_us": self.to_ps[e] / PS_PER_US,
-            "kind": np.asarray(KINDS, dtype=object)[self.kind[e]],
-            "flow_id": self.flow_id[e],
-        })
 
     def of_event(self, event: int) -> tuple[np.ndarray, np.ndarray]:
         """(incoming, outgoing) edge indices of one event."""
@@ -128,6 +93,50 @@ class FlowIndex:
         if kept.shape[0] > MAX_ARROWS:  # more than this many cover each other anyway
             kept = kept[np.linspace(0, kept.shape[0] - 1, MAX_ARROWS).astype(np.int64)]
         return kept
+
+
+class FlowIndex(Edges):
+    """The profile's own flows (the module docstring's four sources) as `Edges` with a kind
+    and flow id."""
+
+    def __init__(self, profile: Profile, ranges: np.ndarray):
+        """ranges: (first, end) event of the tracks whose events may carry flows."""
+        started = time.perf_counter()
+        self.profile = profile
+        parts = [_flow_stat_edges(profile, ranges), _producer_edges(profile, ranges),
+                 _correlation_edges(profile, ranges)]
+        explicit = profile.flow_edges()
+        parts.append((explicit[:, 0], explicit[:, 1], np.full(explicit.shape[0], 3),
+                      explicit[:, 2].astype(np.uint64)))
+        src = np.concatenate([p[0] for p in parts]).astype(np.int64)
+        dst = np.concatenate([p[1] for p in parts]).astype(np.int64)
+        kind = np.concatenate([p[2] for p in parts]).astype(np.uint8)
+        flow_id = np.concatenate([p[3] for p in parts]).astype(np.uint64)
+        order = np.lexsort((dst, src))  # stable: of duplicate edges the first source wins
+        first = np.ones(order.shape[0], bool)
+        first[1:] = (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])
+        pick = np.sort(order[first & (src[order] != dst[order])])
+        src, dst = src[pick], dst[pick]
+        super().__init__({
+            "from_event": src, "to_event": dst, "kind": kind[pick], "flow_id": flow_id[pick],
+            "from_ps": profile.start_ps[src], "to_ps": profile.start_ps[dst],
+            "from_track": profile.track_of(src).astype(np.int64),
+            "to_track": profile.track_of(dst).astype(np.int64),
+            "from_depth": profile.depth[src].astype(np.int64),
+            "to_depth": profile.depth[dst].astype(np.int64)})
+        self.build_seconds = time.perf_counter() - started
+
+    def frame(self, edges: np.ndarray | None = None) -> pd.DataFrame:
+        """Edges as a DataFrame: from/to event, track, depth, start_us, kind, flow id."""
+        e = np.arange(len(self)) if edges is None else np.asarray(edges, np.int64)
+        return pd.DataFrame({
+            "from_event": self.from_event[e], "to_event": self.to_event[e],
+            "from_track": self.from_track[e], "to_track": self.to_track[e],
+            "from_depth": self.from_depth[e], "to_depth": self.to_depth[e],
+            "from_us": self.from_ps[e] / PS_PER_US, "to_us": self.to_ps[e] / PS_PER_US,
+            "kind": np.asarray(KINDS, dtype=object)[self.kind[e]],
+            "flow_id": self.flow_id[e],
+        })
 
 
 def _bucket(t: np.ndarray, lo: int, px: float, width: int) -> np.ndarray:

@@ -99,6 +99,17 @@ class DistributedView(RequestWidget, CsvExport):
         rows = self.analysis.instances
         return rows[rows["instance"] == instance].reset_index(drop=True)
 
+    def collective_edges(self, kind: str | None = None) -> pd.DataFrame:
+        """Each matched collective's kernels linked across ranks, every rank's to the last
+        arrival's: src, dst (event ids), label, instance, from_host, to_host, wait_us."""
+        return self.analysis.collective_edges(kind)
+
+    def link_collectives(self, tv: Any, kind: str | None = None,
+                         name: str = "collectives") -> None:
+        """Lays `collective_edges(kind)` over a Trace Viewer of this profile as the flow
+        overlay `name`: one collective's instances on every rank linked to its last arrival."""
+        tv.overlay_flows(name, self.collective_edges(kind))
+
     @handler("table")
     def _table(self) -> dict:
         return report(self.analysis)

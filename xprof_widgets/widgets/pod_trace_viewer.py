@@ -103,11 +103,31 @@ class PodTraceViewer(TraceViewer):
             strings.reset()
         window = self.trace.window(start_us, end_us, int(width_px), tracks=real,
                                    collapsed=sections, flows=bool(flows), summaries=rows)
-        return encode_window(window, strings)
+        return self._with_overlays(encode_window(window, strings),
+                                   *self._overlay_rows(tracks, collapsed or []))
 
     @handler("details")
     def _details(self, event: int) -> dict:
-        return self.trace.details(int(event))
+        return {**self.trace.details(int(event)),
+                "overlays": self._flow_overlays.of_event(int(event))}
+
+    def _locate(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each event's track, depth and start (ps, on the pod's clock), asked of its host."""
+        unique, back = np.unique(events, return_inverse=True)
+        rows = self.trace.events_frame(unique)
+        return (rows["track"].to_numpy(np.int64)[back], rows["depth"].to_numpy(np.int64)[back],
+                np.round(rows["start_us"].to_numpy(np.float64) * 1e6).astype(np.int64)[back])
+
+    def _overlay_rows(self, tracks: list[int] | None, collapsed: list[int]
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The picked hosts' tracks as TraceViewer's; a host shown as one row draws its
+        overlay ends on that row (its track past the real ids)."""
+        real, sections, rows = self._split(tracks, collapsed)
+        visible, _ = super()._overlay_rows(real, sections)
+        n = visible.shape[0]
+        host = self.trace.host_of_tracks(range(n))
+        one_row = np.isin(host, [self.profile.hosts.index(h) for h in rows.values()])
+        return visible | one_row, np.where(one_row, n + host, np.arange(n))
 
     @handler("search")
     def _search(self, pattern: str, regex: bool = False, case: bool = False) -> tuple:

@@ -43,6 +43,7 @@ from ..trace.marks import (
     kept,
 )
 from ..trace.order import display_order
+from ..trace.overlay import FlowOverlay, Overlays, encode_overlay, parse_edges
 from ..trace.pivot import LEVELS, selection_pivot
 from ._base import RequestWidget, handler
 from ._table import columnar
@@ -84,6 +85,8 @@ class TraceViewer(RequestWidget):
                                    "view's Tracks menu lists them).").tag(sync=True)
     _bookmarks = traitlets.List(traitlets.Dict(), help="{name, start_us, end_us} by time: "
                                 "`bookmarks`.").tag(sync=True)
+    _overlays = traitlets.List(traitlets.Dict(), help="{name, edges, shown, version} of each "
+                               "flow overlay: `overlays`.").tag(sync=True)
 
     def __new__(cls, path_or_profile: Any = None, *args: Any,  # noqa: PYI034 - a subclass
                 **kwargs: Any) -> TraceViewer:
@@ -147,11 +150,12 @@ class TraceViewer(RequestWidget):
                                tracks=tracks, collapsed=collapsed or [], flows=bool(flows),
                                reset_strings=bool(reset_strings))
         index.prepare_flows()  # after the first picture: details and arrows need them next
-        return answer
+        return self._with_overlays(answer, *self._overlay_rows(tracks, collapsed or []))
 
     @handler("details")
     def _details(self, event: int) -> dict:
-        return self.index.details(int(event))
+        return {**self.index.details(int(event)),
+                "overlays": self._flow_overlays.of_event(int(event))}
 
     @handler("source")
     def _source(self, event: int, frame: int = 0) -> dict:
@@ -356,6 +360,69 @@ class TraceViewer(RequestWidget):
     def _keep_marks(self, _change: dict) -> None:
         if "profile" in self.__dict__:  # not while closing, nor before the profile is known
             keep(self.profile, self._marks)
+
+    # ---- flow overlays: edges an analysis lays over the view (trace/overlay.py) -------------
+    def overlay_flows(self, name: str, edges: pd.DataFrame, shown: bool = True) -> None:
+        """Lays a named set of edges over the view, drawn as flow arrows (in the overlay's own
+        colour, whether or not the view's Flow events are on). `edges`: columns `src` and `dst`,
+        global event ids (on a pod too, across hosts), and optionally `label`, which the
+        details of either end show with the overlay's name. A name laid before is replaced.
+        Only the edges meeting the view's window travel to it."""
+        src, dst, codes, labels = parse_edges(name, edges, self.profile.n_events,
+                                              str(self.profile.source))
+        self._flow_overlays.add(FlowOverlay(str(name), src, dst, codes, labels, self._locate),
+                                shown)
+        self._overlays = self._flow_overlays.synced()
+
+    def show_overlay(self, name: str, shown: bool = True) -> None:
+        """Draws (or, with shown=False, stops drawing) an overlay laid before."""
+        self._flow_overlays.show(name, shown)
+        self._overlays = self._flow_overlays.synced()
+
+    def remove_overlay(self, name: str) -> None:
+        """Takes an overlay off the view (a KeyError for a name not laid)."""
+        self._flow_overlays.remove(name)
+        self._overlays = self._flow_overlays.synced()
+
+    @property
+    def overlays(self) -> pd.DataFrame:
+        """The overlays laid: name, edges, shown, labels (distinct), in the order laid."""
+        return self._flow_overlays.frame()
+
+    def overlay_edges(self, name: str) -> pd.DataFrame:
+        """One overlay's edges by time: overlay, label, from/to event, track and us."""
+        return self._flow_overlays.get(name).frame()
+
+    @property
+    def _flow_overlays(self) -> Overlays:
+        return self.__dict__.setdefault("_overlay_store", Overlays())
+
+    def _locate(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p = self.profile
+        return (p.track_of(events).astype(np.int64), p.depth[events].astype(np.int64),
+                p.start_ps[events].astype(np.int64))
+
+    def _overlay_rows(self, tracks: list[int] | None, collapsed: list[int]
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """(mask of the tracks a window shows, in full or in a collapsed section's row; the row
+        each track is drawn on, None: its own)."""
+        sections = self.profile.tracks["section_id"].to_numpy(np.int64)
+        visible = np.isin(sections, np.asarray(collapsed, np.int64))
+        visible[np.arange(sections.shape[0]) if tracks is None else
+                np.asarray(tracks, np.int64)] = True
+        return visible, None
+
+    def _with_overlays(self, answer: tuple, visible: np.ndarray, remap: np.ndarray | None
+                       ) -> tuple:
+        """A window answer with the shown overlays' edges in it (encode_overlay)."""
+        content, buffers = answer
+        if not any(self._flow_overlays.shown.values()):
+            return answer
+        lo = round(content["start_us"] * PS_PER_US)
+        hi = round(content["end_us"] * PS_PER_US)
+        edges = self._flow_overlays.window(lo, hi, (hi - lo) / content["width_px"], visible)
+        extra, more = encode_overlay(edges, lo, hi, remap)
+        return {**content, **extra}, [*buffers, *more]
 
     def __repr__(self) -> str:
         start, end = self.window
