@@ -34,6 +34,18 @@ def recount_xspace(data: bytes) -> dict[tuple[str, str], list[tuple[int, int]]]:
     return rows
 
 
+def same_id(value: object) -> object:
+    """A pid or tid as JavaScript viewers key it: "25738" and 25738 are one thread."""
+    return int(value) if isinstance(value, str) and value.lstrip("-").isdigit() else value
+
+
+def unnamed(kind: str, key: object) -> str:
+    """A process or thread no metadata names: by number, else by its own text, else Global."""
+    if isinstance(key, str):
+        return key.strip() or "Global"
+    return f"{kind} {key}"
+
+
 def recount_chrome(data: bytes) -> dict[tuple[str, str], list[tuple[int, int]]]:
     """(process, thread) -> every complete event and instant as (start ps, duration ps); starts
     on the epoch clock where Kineto's `baseTimeNanoseconds` says where its `ts` count from."""
@@ -44,14 +56,14 @@ def recount_chrome(data: bytes) -> dict[tuple[str, str], list[tuple[int, int]]]:
     process, label, thread = {}, {}, {}
     for e in events:
         if e.get("ph") == "M" and e.get("name") == "process_name":
-            process[e["pid"]] = e["args"]["name"].strip()
+            process[same_id(e["pid"])] = e["args"]["name"].strip()
         elif e.get("ph") == "M" and e.get("name") == "process_labels":
-            label[e["pid"]] = e["args"]["labels"].strip()
+            label[same_id(e["pid"])] = e["args"]["labels"].strip()
         elif e.get("ph") == "M" and e.get("name") == "thread_name":
-            thread[(e["pid"], e["tid"])] = e["args"]["name"].strip()
+            thread[(same_id(e["pid"]), same_id(e["tid"]))] = e["args"]["name"].strip()
     # Kineto names the host process and every GPU alike: those names get the pid, and the
     # process its label ("GPU 0"), unless the label says no more than "CPU" or the name
-    used = {e["pid"] for e in events if e.get("ph") in ("X", "i", "I")}
+    used = {same_id(e["pid"]) for e in events if e.get("ph") in ("X", "i", "I")}
     shared = Counter(process[pid] for pid in used if pid in process)
     for pid in used & set(process):
         name, extra = process[pid], label.get(pid, "")
@@ -61,8 +73,9 @@ def recount_chrome(data: bytes) -> dict[tuple[str, str], list[tuple[int, int]]]:
     rows: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for e in events:
         if e.get("ph") in ("X", "i", "I"):  # complete events and instants
-            key = (process.get(e["pid"], f"Process {e['pid']}"),
-                   thread.get((e["pid"], e["tid"]), f"Thread {e['tid']}"))
+            pid, tid = same_id(e["pid"]), same_id(e["tid"])
+            key = (process.get(pid) or unnamed("Process", pid),
+                   thread.get((pid, tid)) or unnamed("Thread", tid))
             duration = Decimal(e.get("dur", 0)) if e["ph"] == "X" else Decimal(0)
             rows[key].append((base_ps + round(Decimal(e["ts"]) * 10**6), round(duration * 10**6)))
     return rows

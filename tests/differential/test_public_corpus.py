@@ -27,7 +27,9 @@ from xprof_widgets.tools import TOOLS
 from xprof_widgets.widgets.profiler import Profiler
 
 PUBLIC = Path(__file__).parents[1] / "data" / "public"
-FILES = sorted(p for p in PUBLIC.rglob("*") if p.is_file() and p.name != "README.md")
+ANSWERS = {"README.md", "result_check_file.txt"}
+"""Not profiles: the corpus's notes, and torch-tb-profiler's kept answers for its ResNet50 run."""
+FILES = sorted(p for p in PUBLIC.rglob("*") if p.is_file() and p.name not in ANSWERS)
 NOT_TRACES = {
     "hta/execution_trace/benchmark_simple_add_et.json.gz": "execution trace",
     "hta/memory_analysis/memory_timeline.raw.gz": "memory timeline",

@@ -568,8 +568,8 @@ class ChromeBuilder:
         """The process's name; with its pid where processes share a name (Kineto names the host
         process and each GPU `python3.10`) and its label where Kineto gives one (`GPU 0`)."""
         name = self.process_names.get(pid)
-        if name is None:
-            return f"Process {pid}"
+        if not name:
+            return _unnamed("Process", pid)
         label = self.process_labels.get(pid, "")
         if label in ("CPU", name):
             label = ""
@@ -579,7 +579,7 @@ class ChromeBuilder:
 
     def _track_info(self, k: int, key: tuple, section_of_pid: dict, first: int, end: int) -> Track:
         pid, tid, counter = key
-        name = str(tid) if counter else self.thread_names.get((pid, tid), f"Thread {tid}")
+        name = str(tid) if counter else self.thread_names.get((pid, tid)) or _unnamed("Thread", tid)
         return Track(section=section_of_pid[pid], name=name,
                      kind="counter" if counter else "slices", first=first, end=end,
                      sort_key=(counter, self.thread_order.get((pid, tid), 0), natural_key(name)))
@@ -695,6 +695,16 @@ def _first_use_numbering(ids: np.ndarray, event: np.ndarray, keys: list
     row_of = np.full(len(keys), -1, np.int64)
     row_of[ids[hits][::-1]] = hits[::-1]
     return renumber[ids], [keys[k] for k in used.tolist()], row_of[used]
+
+
+def _unnamed(kind: str, key: Any) -> str:
+    """A process or thread no metadata names: `Process 7` by its number, but by its own text
+    where the writer gave text (Kineto's trace-level markers: pid `Traces`, tid `PyTorch
+    Profiler`), and `Global` where it gave none (Kineto's `Record Window End`, a global-scope
+    instant with pid and tid ""): never a row headed `Process ` / `Thread ` with nothing after."""
+    if type(key) is str:
+        return key.strip() or "Global"
+    return f"{kind} {key}"
 
 
 def _is_device(name: str) -> bool:
