@@ -393,6 +393,13 @@ class TraceViewer(RequestWidget):
         """One overlay's edges by time: overlay, label, from/to event, track and us."""
         return self._flow_overlays.get(name).frame()
 
+    @traitlets.observe("_overlays")
+    def _overlays_from_view(self, change: dict) -> None:
+        """The view's overlay checkboxes: the `shown` flags it sends are the kernel's."""
+        for entry in change["new"]:
+            if entry.get("name") in self._flow_overlays.by_name:
+                self._flow_overlays.shown[entry["name"]] = bool(entry.get("shown"))
+
     @property
     def _flow_overlays(self) -> Overlays:
         return self.__dict__.setdefault("_overlay_store", Overlays())

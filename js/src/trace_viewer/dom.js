@@ -3,6 +3,7 @@
 import { h } from "../lib/dom.js";
 import { time } from "../lib/format.js";
 import { formatDuration, formatEventTime, formatPicoseconds, formatTime } from "./timescale.js";
+import { overlayLists } from "./overlay.js";
 
 export const KEYS = [
   ["W / S", "zoom in / out around the mouse"],
@@ -104,6 +105,7 @@ export function detailsView(d, { trackName, onGo, link = null, source = null }) 
     statsBlock("Op stats", d.metadata_stats),
     flowList("Flows in", d.flows_in, onGo, trackName),
     flowList("Flows out", d.flows_out, onGo, trackName),
+    overlayLists(d.overlays, { onGo, trackName }),
   );
 }
 

@@ -6,6 +6,7 @@ import { PALETTE_SIZE } from "./colors.js";
 import { signatureForms } from "../lib/names.js";
 import { fitLabel } from "./labels.js";
 import { formatDuration, ticks } from "./timescale.js";
+import { bendOf, overlayArrows, overlayColor } from "./overlay.js";
 
 const MIN_LABEL_W = 26;
 const FONT_PX = 11;
@@ -150,6 +151,8 @@ export class Renderer {
     ctx.rect(tl.x0, tl.y0, tl.x1 - tl.x0, tl.y1 - tl.y0);
     ctx.clip();
     if (f.flows) this.eachLayer(f, tl, (lay) => this.flowArrows(f, yOf, tl, pxPerUs, lay));
+    f.stats.overlayArrows = [];
+    if (f.overlays?.size) this.eachLayer(f, tl, (lay) => this.overlayFlows(f, yOf, tl, pxPerUs, lay));
     this.overlays(f, tl, xOf);
     if (f.focus) this.focusMarker(f, yOf, tl, xOf);
     this.bookmarkLines(f, tl, xOf);
@@ -438,14 +441,48 @@ export class Renderer {
     ctx.fill(path);
   }
 
+  // The y a flow end at (track, depth) is drawn at, or null where its row is not laid out.
+  flowPlace(f, yOf) {
+    return (track, depth) => {
+      const row = f.layout.trackRow.get(track) ?? f.layout.sectionRow.get(f.trackSection.get(track));
+      return row ? yOf(row) + depthCenter(row, depth) - row.y : null;
+    };
+  }
+
+  // The shown overlays' arrows (overlay.js), each overlay in its colour; an arrow with a selected
+  // end drawn strong. The arrows drawn are kept in f.stats.overlayArrows for a click to pick.
+  overlayFlows(f, yOf, tl, pxPerUs, lay) {
+    const { ctx, theme } = f;
+    const colors = new Map([...f.overlays].map(([name, i]) => [name, overlayColor(i, theme.dark)]));
+    const arrows = overlayArrows(lay.tile.overlay, { place: this.flowPlace(f, yOf), ox: lay.ox, pxPerUs, tl, colors, start: lay.tile.start });
+    for (const color of new Set(arrows.map((a) => a.color))) {
+      for (const strong of [false, true]) {
+        const path = new Path2D();
+        const heads = new Path2D();
+        for (const a of arrows) {
+          if (a.color !== color || strong !== (f.selection.has(a.from) || f.selection.has(a.to))) continue;
+          const bend = bendOf(a.x0, a.x1);
+          path.moveTo(a.x0, a.y0);
+          path.bezierCurveTo(a.x0 + bend, a.y0, a.x1 - bend, a.y1, a.x1, a.y1);
+          arrowHead(heads, a.x1 - bend, a.y1, a.x1, a.y1);
+        }
+        ctx.strokeStyle = color;
+        ctx.fillStyle = color;
+        ctx.globalAlpha = strong ? 1 : 0.8;
+        ctx.lineWidth = strong ? 2.5 : 1.5;
+        ctx.stroke(path);
+        ctx.fill(heads);
+      }
+    }
+    ctx.globalAlpha = 1;
+    f.stats.overlayArrows.push(...arrows);
+  }
+
   flowArrows(f, yOf, tl, pxPerUs, lay) {
     const { ctx, theme } = f;
     const { tile, ox } = lay;
     const where = tile.flowWhere;
-    const place = (track, depth) => {
-      const row = f.layout.trackRow.get(track) ?? f.layout.sectionRow.get(f.trackSection.get(track));
-      return row ? yOf(row) + depthCenter(row, depth) - row.y : null;
-    };
+    const place = this.flowPlace(f, yOf);
     const normal = new Path2D();
     const heads = new Path2D();
     const strong = new Path2D();
@@ -461,7 +498,7 @@ export class Renderer {
       if ((y0 < tl.y0 && y1 < tl.y0) || (y0 > tl.y1 && y1 > tl.y1)) continue;
       const chosen = f.selection.has(where[6 * k + 2]) || f.selection.has(where[6 * k + 5]);
       const path = chosen ? strong : normal;
-      const bend = Math.max(12, Math.min(80, Math.abs(x1 - x0) / 2));
+      const bend = bendOf(x0, x1);
       path.moveTo(x0, y0);
       path.bezierCurveTo(x0 + bend, y0, x1 - bend, y1, x1, y1);
       arrowHead(chosen ? strongHeads : heads, x1 - bend, y1, x1, y1);

@@ -45,7 +45,7 @@ export const selectionMethods = {
     this.focus = null;
     const hit = this.hitTest(p);
     if (!hit || hit.slice < 0) {
-      if (!additive) this.setSelection([], true);
+      if (!additive && !this.pickOverlay(p)) this.setSelection([], true);
       return;
     }
     const tile = hit.tile;
@@ -64,6 +64,8 @@ export const selectionMethods = {
 
   // fromBox: a box selection, whose details are its pivot.
   setSelection(events, sync, fromBox = false) {
+    const edge = this.pickedEdge;
+    if (edge && !(events.length === 2 && events[0] === edge.from && events[1] === edge.to)) this.pickedEdge = null;
     this.selection = new Set(events);
     if (this.focus && !this.selection.has(this.focus.event)) this.focus = null;
     this.selectedSpan = null;
@@ -82,6 +84,7 @@ export const selectionMethods = {
     if (events.length === this.selection.size && events.every((e) => this.selection.has(e))) return;
     this.selection = new Set(events);
     this.selectedSpan = null;
+    this.pickedEdge = null;
     this.showSelection();
     this.requestDraw();
   },
@@ -133,9 +136,14 @@ export const selectionMethods = {
   showSelection() {
     const events = [...this.selection];
     this.el.dataset.selected = String(events.length);
+    delete this.details.dataset.overlay;
     if (!events.length) {
       this.details.replaceChildren(h("div", { className: "xw-tv-empty" },
         "Click an event for its details; Ctrl/⌘-click or drag a box to select several. Press ? for keys."));
+      return;
+    }
+    if (this.pickedEdge) {
+      this.showPickedEdge();
       return;
     }
     if (events.length === 1) {

@@ -45,6 +45,9 @@ export const CSS = `
 .xw-trace-viewer .xw-tv-filter { width: 120px; }
 .xw-trace-viewer input:focus { outline: 1px solid var(--xw-accent); border-color: var(--xw-accent); }
 .xw-tv-check { display: inline-flex; align-items: center; gap: 4px; cursor: pointer; user-select: none; }
+.xw-tv-overlays { display: inline-flex; gap: 8px; }
+.xw-tv-overlays:empty { display: none; }
+.xw-tv-swatch { display: inline-block; width: 10px; height: 3px; border-radius: 1px; }
 .xw-tv-hits { color: var(--xw-fg2); min-width: 56px; }
 /* The host list hangs below its summary but is placed against the viewer, so the toolbar's
    sideways scroll does not clip it. */

@@ -2,6 +2,7 @@
 // the rule that decides when the view needs a new one.
 import { typed } from "../lib/transport.js";
 import { paletteIndex } from "./colors.js";
+import { decodeOverlays } from "./overlay.js";
 
 /** How far beyond the viewport a request reaches: the answer covers 3 viewports. */
 export const FETCH_SPAN = 3;
@@ -68,6 +69,7 @@ export function decodeTile(content, buffers, request, names) {
     sumStart: typed(b[12], Float32Array),
     sumDur: typed(b[13], Float32Array),
     nFlows: content.n_flows ?? 0,
+    overlay: decodeOverlays(content, b),
     eventsInWindow: content.events_in_window ?? 0,
     queryMs: content.query_ms ?? 0,
   };

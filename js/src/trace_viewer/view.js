@@ -13,6 +13,7 @@ import { hostMethods } from "./hosts.js";
 import { AXIS_H, LABEL_W, MIN_LABEL_W, buildLayout, maxLabelWidth } from "./layout.js";
 import { markMethods } from "./marks.js";
 import { navigationMethods } from "./navigate.js";
+import { overlayMethods } from "./overlay.js";
 import { resizeMethods } from "./resize.js";
 import { selectionMethods } from "./selection.js";
 import { CSS } from "./style.js";
@@ -75,6 +76,7 @@ export class TraceView {
     this.buildDom();
     this.ctx = this.canvas.getContext("2d");
     this.theme = readTheme(this.el, this.ctx);
+    this.overlaysFromModel();
     this.relayout();
     this.bind();
     this.resize();
@@ -108,11 +110,13 @@ export class TraceView {
       onchange: () => this.setSearchMatch(this.matchSelect.value),
     }, [["any", "all hits"], ["name", "name"], ["text", "HLO text"], ["stats", "op stats"]].map(([value, text]) => h("option", { value }, text)));
     this.status = h("span", { className: "xw-tv-status" });
+    this.overlayBar = h("span", { className: "xw-tv-overlays" });
     const toolbar = h(
       "div",
       { className: "xw-tv-toolbar" },
       h("span", { className: "xw-tv-group", role: "group", "aria-label": "Tools" }, [...this.toolButtons.values()]),
       h("label", { className: "xw-tv-check", title: "Draw arrows between linked events" }, this.flowBox, "Flow events"),
+      this.overlayBar,
       this.filterInput,
       this.searchInput,
       h("button", { type: "button", title: "Previous hit (Shift+Enter)", onclick: () => this.stepSearch(-1) }, "◀"),
@@ -163,6 +167,7 @@ export class TraceView {
     onModel("change:selected_events", () => this.selectionFromModel());
     onModel("change:height", () => this.relayout());
     onModel("change:_summary", () => this.summaryFromModel());
+    onModel("change:_overlays", () => this.overlaysFromModel());
     for (const name of ["pinned_tracks", "hidden_tracks", "_bookmarks"]) onModel(`change:${name}`, () => this.marksFromModel());
     onModel("msg:custom", (msg) => this.kernelMessage(msg));
     const resize = new ResizeObserver(() => this.resize());
@@ -332,7 +337,7 @@ export class TraceView {
   ensureData() {
     if (!this.width || this.failed) return;
     const params = this.dataParams();
-    const key = JSON.stringify(params);
+    const key = JSON.stringify([params, this.overlayKey()]);
     const serves = (plan) => plan?.key === key && covers(plan, this.view.start, this.view.end, this.timelineWidth, plan.timelinePx);
     if (serves(this.plan)) return;
     // The view came back to where an answer it holds serves it in full: that one is the picture.
@@ -474,7 +479,9 @@ export class TraceView {
       selection: this.selection, hover: this.hover, mark: this.mark, box: this.box, zoomBox: this.zoomBox,
       focus: this.focus, labelW: this.labelW, hits: this.search.marks ?? null,
       flows: this.flows, trackSection: this.trackSection, bookmarks: this.bookmarks, stats,
+      overlays: this.overlayPositions,
     });
+    this.drawnOverlays = stats.overlayArrows ?? [];
     performance.measure("xw-trace-draw", "xw-trace-draw-start");
     performance.clearMarks("xw-trace-draw-start");
     if (++this.frames % MAX_DRAW_MEASURES === 0) performance.clearMeasures("xw-trace-draw");
@@ -483,6 +490,7 @@ export class TraceView {
     d.window = `${this.view.start},${this.view.end}`;
     d.slices = String(stats.slicesDrawn ?? 0);
     d.flows = String(stats.flowsDrawn ?? 0);
+    d.overlayFlows = String(this.drawnOverlays.length);
     d.hitsMarked = String(stats.hitsMarked ?? 0);
     d.hitRows = String(stats.hitRows ?? 0);
     d.axis = (stats.axis ?? []).join("|");
@@ -540,4 +548,5 @@ export class TraceView {
   }
 }
 
-Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods, resizeMethods, markMethods);
+Object.assign(TraceView.prototype, inputMethods, selectionMethods, navigationMethods, hostMethods, resizeMethods, markMethods,
+  overlayMethods);
