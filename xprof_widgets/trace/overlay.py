@@ -68,9 +68,11 @@ def parse_edges(name: str, edges: pd.DataFrame, n_events: int, source: str
         bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0) \
             | (values >= n_events)
         if bad.any():
+            row = int(np.argmax(bad))
+            value = edges[column].iloc[row]
+            value = value.item() if isinstance(value, np.generic) else value
             raise ValueError(f"{where}: {int(bad.sum())} {column} value(s) are not event ids "
-                             f"(0..{n_events - 1}), e.g. {edges[column].iloc[int(np.argmax(bad))]!r}"
-                             f" in row {int(np.argmax(bad))}")
+                             f"(0..{n_events - 1}), e.g. {value!r} in row {row}")
         ends.append(values.astype(np.int64))
     label = edges["label"] if "label" in edges.columns else pd.Series("", index=edges.index)
     codes, texts = pd.factorize(label.fillna("").astype(str), sort=False)
