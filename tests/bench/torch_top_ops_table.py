@@ -9,22 +9,19 @@ Per op, for calls, host self, host total, device self and device total time (us)
 - CPU: tests/data/torch_self_time, whose `key_averages.json` is PyTorch's own answer for the same
   run (tests/data/make/torch_self_time.py): ours / key_averages / the plugin (torch-tb-profiler,
   run live on the trace). No device columns: the run had no GPU.
-- GPU (with --gpu-trace): ours / the plugin run live / the plugin's kept answer. The kept answers
-  are torch-tb-profiler's own test file (`tb_plugin/test/result_check_file.txt`), made by its
+- GPU (--gpu-trace, by default the committed ResNet50 sample): ours / the plugin run live / the
+  plugin's kept answer. The kept answers are torch-tb-profiler's own test file
+  (`tb_plugin/test/result_check_file.txt`, read by tests/differential/plugin_answers.py), made by its
   server on its ResNet50 V100 samples; its tests held that view equal to `key_averages()` of a
   live run (test_compare_with_autograd.py), which needs a GPU, so no key_averages() of that run is
-  kept anywhere. Both were in pytorch/kineto until commit 94979607 removed tb_plugin:
-
-    git -C KINETO show 94979607~1:tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz > rn50.json.gz
-    git -C KINETO show 94979607~1:tb_plugin/test/result_check_file.txt > result_check_file.txt
-
-  The first operator table in that file is this trace's (run resnet50_num_workers_0, span 1).
+  kept anywhere. Both were in pytorch/kineto until commit 94979607 removed tb_plugin; the trace
+  and this run's part of the file are committed under tests/data/public/torch_tb_plugin/.
 
 Ours is `FrameworkOpStats(...).to_dataframe(group_by="op")`. Where a cell's numbers differ, the
 reason is one of the named rules of docs/framework_op_stats.md (the plugin merges an op's only
 child of its name; it subtracts only the ops and runtime calls below an op, not annotations).
 Nothing here asserts; tests/unit/test_kineto_self_time.py and
-tests/differential/test_torch_plugin_operators.py do.
+tests/differential/test_torch_plugin_operators.py and test_torch_plugin_answers.py do.
 """
 
 from __future__ import annotations
@@ -35,12 +32,16 @@ import gzip
 import json
 import logging
 import math
+import sys
 import warnings
 from pathlib import Path
 
 import xprof_widgets as xw
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+sys.path.insert(0, str(DATA.parent / "differential"))
+from plugin_answers import ANSWERS, TRACE, kept_operators
+
 CPU_TRACE = DATA / "torch_self_time" / "trace.json.gz"
 KEY_AVERAGES = DATA / "torch_self_time" / "key_averages.json"
 FIELDS = ("calls", "host_self_time_us", "host_total_time_us", "device_self_time_us",
@@ -49,9 +50,6 @@ HEADS = ("calls", "host self", "host total", "device self", "device total")
 PLUGIN_FIELDS = ("calls", "self_host_duration", "host_duration", "self_device_duration",
                  "device_duration")
 """The plugin's OperatorAgg attributes for FIELDS."""
-KEPT_FIELDS = ("calls", "host_self_duration", "host_total_duration", "device_self_duration",
-               "device_total_duration")
-"""The columns of the plugin's operation/table answer for FIELDS."""
 
 
 def ours(path: Path) -> dict[str, dict[str, float]]:
@@ -88,18 +86,6 @@ def key_averages() -> dict[str, dict[str, float]]:
                        "host_total_time_us": r["cpu_time_total_us"]} for r in rows}
 
 
-def kept_answers(path: Path) -> dict[str, dict[str, float]]:
-    """The first operator table (operation/table: rows with host_self_duration) of the plugin's
-    result_check_file.txt."""
-    for line in path.read_text().splitlines():
-        answer = json.loads(line)
-        rows = answer.get("data") if isinstance(answer, dict) else None
-        if isinstance(rows, list) and rows and "host_self_duration" in rows[0]:
-            return {r["name"]: {f: float(r[k]) for f, k in zip(FIELDS, KEPT_FIELDS, strict=True)}
-                    for r in rows}
-    raise SystemExit(f"{path}: no operator table (rows with host_self_duration) in it")
-
-
 def number(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "—"
@@ -126,9 +112,11 @@ def top_table(title: str, mine: dict, references: list[tuple[str, dict | None]],
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--gpu-trace", type=Path, help="a GPU trace (the plugin's ResNet50 sample)")
-    parser.add_argument("--plugin-answers", type=Path,
-                        help="torch-tb-profiler's result_check_file.txt for --gpu-trace")
+    parser.add_argument("--gpu-trace", type=Path, default=TRACE,
+                        help="a GPU trace (default: the plugin's ResNet50 sample)")
+    parser.add_argument("--plugin-answers", type=Path, default=ANSWERS,
+                        help="torch-tb-profiler's result_check_file.txt for --gpu-trace (default: "
+                        "its kept answers for the sample; pass '' for another trace)")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--out", type=Path, help="also write the tables here")
     args = parser.parse_args()
@@ -139,8 +127,8 @@ def main() -> None:
                        host, args.top, "host_self_time_us")]
     if args.gpu_trace:
         references = [("plugin", plugin(args.gpu_trace))]
-        if args.plugin_answers:
-            references.append(("plugin's kept answer", kept_answers(args.plugin_answers)))
+        if args.plugin_answers and args.plugin_answers.name:
+            references.append(("plugin's kept answer", kept_operators(args.plugin_answers)))
         parts.append(top_table(f"GPU: {args.gpu_trace.name}", ours(args.gpu_trace), references,
                                FIELDS, args.top, "device_self_time_us"))
     text = "\n\n".join(parts) + "\n"

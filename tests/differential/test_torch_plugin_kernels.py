@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from plugin_answers import MEANS, kernels_by_name
 from references import read_json
 
 import xprof_widgets as xw
@@ -44,9 +45,6 @@ from torch_tb_profiler.profiler.data import RunProfileData
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public"
 KERNELS = ("kernel", "Kernel")
-MEANS = {"blocks_per_sm": ("blocks per SM", "mean_blocks_per_sm"),
-         "occupancy": ("est. achieved occupancy %", "mean_est_achieved_occupancy_pct")}
-"""The plugin's column: (the kernel arg, our column)."""
 XPROF_LIST = "XProf's list"
 
 
@@ -101,26 +99,7 @@ def _reference(path: Path) -> tuple[pd.DataFrame, dict[str, dict[str, float]]]:
 
 @cache
 def _ours(path: Path) -> dict[str, dict]:
-    """Our Kernel Stats summed per kernel name, as the plugin's table keys them."""
-    table = kernel_stats(xw.open_profile(path))
-    out: dict[str, dict] = {}
-    for row in table.itertuples(index=False):
-        mine = out.setdefault(row.kernel_name, {
-            "count": 0, "sum": 0.0, "max": -math.inf, "min": math.inf,
-            "tc_used": row.is_kernel_using_tensor_core,
-            **{m: [0.0, 0.0, 0] for m in MEANS}})  # sum of mean x time, time, NaN rows
-        mine["count"] += row.occurrences
-        mine["sum"] += row.total_duration_us
-        mine["max"] = max(mine["max"], row.max_duration_us)
-        mine["min"] = min(mine["min"], row.min_duration_us)
-        for mean, (_, column) in MEANS.items():
-            value = getattr(row, column)
-            if math.isnan(value):
-                mine[mean][2] += 1
-            else:
-                mine[mean][0] += value * row.total_duration_us
-                mine[mean][1] += row.total_duration_us
-    return out
+    return kernels_by_name(xw.open_profile(path))
 
 
 @pytest.mark.parametrize("path", TRACES, ids=[str(p.relative_to(CORPUS)) for p in TRACES])

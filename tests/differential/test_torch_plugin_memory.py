@@ -24,7 +24,7 @@ against its numbers.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
 
@@ -56,14 +56,14 @@ def test_the_traces_compared():
             "torch_memory_no_addr/trace.json.gz", "torch_hta/rank-0.json.gz"} <= names
 
 
-def _rename_only_children(doc: dict) -> int:
+def _rename_only_children(doc: dict) -> Counter:
     """ONLY_CHILD_MERGED, in place: each cpu_op whose innermost enclosing cpu_op on its thread
-    has its name gets RENAMED appended. Returns how many were renamed."""
+    has its name gets RENAMED appended. Returns how many were renamed, by name."""
     by_thread = defaultdict(list)
     for ev in doc["traceEvents"]:
         if ev.get("ph") == "X" and ev.get("cat") in ("cpu_op", "Operator"):
             by_thread[(ev["pid"], ev["tid"])].append(ev)
-    renamed = 0
+    renamed: Counter = Counter()
     for ops in by_thread.values():
         ops.sort(key=lambda e: (e["ts"], -e["dur"]))
         stack: list[dict] = []
@@ -71,8 +71,8 @@ def _rename_only_children(doc: dict) -> int:
             while stack and ev["ts"] >= stack[-1]["ts"] + stack[-1]["dur"]:
                 stack.pop()
             if stack and stack[-1]["name"].rstrip(RENAMED) == ev["name"]:
+                renamed[ev["name"]] += 1
                 ev["name"] += RENAMED
-                renamed += 1
             stack.append(ev)
     return renamed
 
@@ -80,7 +80,9 @@ def _rename_only_children(doc: dict) -> int:
 @cache
 def plugin_memory(path: Path) -> tuple[dict, dict, int]:
     """The plugin's memory statistics {device: {op: [metrics..., calls]}} with renamed ops
-    added back under their name, its peaks {device: bytes}, and how many ops were renamed."""
+    added back under their name, its peaks {device: bytes}, and how many ops were renamed.
+    A renamed op the plugin does not list on a device (no memory event of its own there)
+    still adds its calls to its name's row there, as ours counts every call of a name."""
     doc = read_json(path)
     renamed = _rename_only_children(doc)
     logging.disable(logging.CRITICAL)
@@ -96,10 +98,13 @@ def plugin_memory(path: Path) -> tuple[dict, dict, int]:
             row = merged[device][name.rstrip(RENAMED)]
             for k, v in enumerate(values):
                 row[k] += v
+        for name, calls in renamed.items():
+            if name in ops and name + RENAMED not in ops:
+                merged[device][name][-1] += calls
     names = {0: "CPU", 1: "GPU"}
     peaks = {names[int(t)] + ("" if int(t) == 0 else str(i)): v
              for (t, i), v in run.memory_snapshot.get_peak_memory().items()}
-    return merged, peaks, renamed
+    return merged, peaks, sum(renamed.values())
 
 
 def _plugin_device(memory_id: str) -> str | None:
