@@ -2,7 +2,7 @@
 // overlays shown, and picking one by a click near its curve.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { bendOf, decodeOverlays, overlayArrows, overlayColor, pickArrow } from "../src/trace_viewer/overlay.js";
+import { bendOf, decodeOverlays, isChosen, overlayArrows, overlayColor, pickArrow } from "../src/trace_viewer/overlay.js";
 
 // Two edges of overlay "collectives" (labels 0 and 1) and one of "path": (from, to) times in us
 // after the answer's start, places as flow_where, (overlay, label) tags.
@@ -49,4 +49,11 @@ test("a click on an arrow's curve picks it; one beside it picks nothing", () => 
   assert.equal(pickArrow(arrows, (mid.x0 + mid.x1) / 2, (mid.y0 + mid.y1) / 2 + 2).overlay, "path");
   assert.equal(pickArrow(arrows, 900, 400), null);
   assert.equal(bendOf(0, 400), 80);
+});
+
+test("a picked arrow alone is drawn strong, not every arrow sharing one of its ends", () => {
+  const star = [{ from: 1, to: 9 }, { from: 2, to: 9 }];
+  assert.deepEqual(star.map((a) => isChosen(a, new Set([1, 9]))), [true, false]);
+  assert.deepEqual(star.map((a) => isChosen(a, new Set([9]))), [true, true]);
+  assert.deepEqual(star.map((a) => isChosen(a, new Set([2, 5]))), [false, false]);
 });

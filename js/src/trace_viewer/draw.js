@@ -6,7 +6,7 @@ import { PALETTE_SIZE } from "./colors.js";
 import { signatureForms } from "../lib/names.js";
 import { fitLabel } from "./labels.js";
 import { formatDuration, ticks } from "./timescale.js";
-import { bendOf, overlayArrows, overlayColor } from "./overlay.js";
+import { bendOf, isChosen, overlayArrows, overlayColor } from "./overlay.js";
 
 const MIN_LABEL_W = 26;
 const FONT_PX = 11;
@@ -460,7 +460,7 @@ export class Renderer {
         const path = new Path2D();
         const heads = new Path2D();
         for (const a of arrows) {
-          if (a.color !== color || strong !== (f.selection.has(a.from) || f.selection.has(a.to))) continue;
+          if (a.color !== color || strong !== isChosen(a, f.selection)) continue;
           const bend = bendOf(a.x0, a.x1);
           path.moveTo(a.x0, a.y0);
           path.bezierCurveTo(a.x0 + bend, a.y0, a.x1 - bend, a.y1, a.x1, a.y1);

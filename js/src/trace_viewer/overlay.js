@@ -81,6 +81,14 @@ function curveDistance(a, x, y) {
   return best;
 }
 
+/** Whether an arrow is drawn strong: both its ends selected (a picked arrow), or one of them
+ * alone (the arrows of the one event selected). */
+export function isChosen(a, selection) {
+  const from = selection.has(a.from);
+  const to = selection.has(a.to);
+  return (from && to) || (selection.size === 1 && (from || to));
+}
+
 /** The arrow nearest (x, y) within PICK_PX, or null. */
 export function pickArrow(arrows, x, y) {
   let best = null;
@@ -99,7 +107,7 @@ export function pickArrow(arrows, x, y) {
 export function edgeView(edge, { onGo, trackName }) {
   const end = (title, event, us, track) => h("li", {}, `${title}: `,
     h("button", { className: "xw-tv-link", onclick: () => onGo(event) }, `event ${event}`),
-    ` at ${formatTime(us, 0.001)} · ${trackName(track)}`);
+    ` at ${formatTime(us, 1)} · ${trackName(track)}`);
   return h("div", { className: "xw-tv-detail", dataset: { overlay: edge.overlay } },
     h("div", { className: "xw-tv-title" }, `Overlay ${edge.overlay}`, edge.label ? ` · ${edge.label}` : ""),
     h("ul", { className: "xw-tv-flows" }, end("From", edge.from, edge.fromUs, edge.fromTrack),
@@ -167,7 +175,10 @@ export const overlayMethods = {
     const edge = this.pickedEdge;
     this.details.replaceChildren(edgeView(edge, {
       onGo: (event) => this.goToEvent(event),
-      trackName: (id) => this.trackNames.get(id) ?? String(id),
+      trackName: (id) => {
+        const t = this.tables.tracks.find((row) => row.id === id);
+        return t ? `${t.section} · ${t.name}` : String(id);
+      },
     }));
     this.details.dataset.event = "";
     this.details.dataset.overlay = edge.overlay;

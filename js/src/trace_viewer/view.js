@@ -491,6 +491,8 @@ export class TraceView {
     d.slices = String(stats.slicesDrawn ?? 0);
     d.flows = String(stats.flowsDrawn ?? 0);
     d.overlayFlows = String(this.drawnOverlays.length);
+    const arrow = this.drawnOverlays[0];
+    d.overlayFirst = arrow ? [arrow.x0, arrow.y0, arrow.x1, arrow.y1].map(Math.round).join(",") : "";
     d.hitsMarked = String(stats.hitsMarked ?? 0);
     d.hitRows = String(stats.hitRows ?? 0);
     d.axis = (stats.axis ?? []).join("|");
