@@ -128,3 +128,63 @@ def test_one_step_charts_tick_whole_steps(lab):
     for axis in axes:
         assert axis["end"] - axis["start"] < 2  # one step: a fractional axis without the ticker
         assert axis["major"] and all(t == int(t) for t in axis["major"]), axis
+
+
+RESNET50 = (PUBLIC / "torch_tb_plugin"
+            / "resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz")
+NARROW = 1100
+
+
+def _inside(widget, inner: str, outer: str) -> list[str]:
+    """The `inner` elements of `widget` whose right edge passes `outer`'s (cut, or off to the
+    side), by their text."""
+    return widget.evaluate("""(el, [inner, outer]) => {
+      const box = el.querySelector(outer).getBoundingClientRect();
+      return [...el.querySelectorAll(inner)].filter((x) => !x.hidden && x.offsetParent !== null
+        && x.getBoundingClientRect().right > box.right + 0.5).map((x) => x.textContent);
+    }""", [inner, outer])
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
+def test_resnet50_v100_layout(request, app_name):
+    """torch-tb-profiler's ResNet50 V100 sample at 1,100 px: the Overview's top framework ops
+    card shows its last column, Kernel Stats' Tensor Core columns are in view beside the kernel
+    names, and the Trace Viewer has no row headed only `Process` / `Thread` (issue 30)."""
+    app = request.getfixturevalue(app_name)
+    cells = ["import xprof_widgets as xw",
+             f"ov = xw.Overview({str(RESNET50)!r})\nov",
+             f"ks = xw.KernelStats({str(RESNET50)!r})\nks",
+             f"tv = xw.TraceViewer({str(RESNET50)!r})\ntv"]
+    page = app.show(f"kineto_layout_rn50_{app_name}.ipynb", cells,
+                    ".xw-trace-viewer[data-ready='1']", width=NARROW)
+    suffix = "" if app_name == "lab" else f"_{app_name}"
+
+    overview = page.locator(".xw-overview")
+    card = overview.locator("[data-card='framework-ops']")
+    card.wait_for(timeout=30_000)
+    harness.picture(page, overview, f"kineto_layout_rn50_overview{suffix}", width=NARROW)
+    assert _inside(card, "th, td", ".xw-ov-scroll") == []
+    scroll = card.locator(".xw-ov-scroll")
+    assert scroll.evaluate("(s) => s.scrollWidth <= s.clientWidth")
+
+    ks = page.locator(".xw-ks")
+    ks.locator("tbody tr").first.wait_for(timeout=30_000)
+    harness.picture(page, ks, f"kineto_layout_rn50_kernel_stats{suffix}", width=NARROW)
+    # Tensor Core use right after the times, before the op's long name: at 1,100 px in
+    # Notebook 7 everything up to it is in view (JupyterLab's side panel leaves ~650 px)
+    shown = ks.locator("thead th").evaluate_all(
+        "(ths) => ths.filter((th) => !th.hidden).map((th) => th.dataset.key)")
+    assert shown.index("is_op_tensor_core_eligible") < shown.index("op_name")
+    if app_name == "notebook7":
+        keys = shown[:shown.index("op_name")]
+        cut = _inside(ks, ", ".join(f"th[data-key='{k}']" for k in keys), ".xw-dt-scroll")
+        assert cut == [], cut
+
+    tv = page.locator(".xw-trace-viewer")
+    harness.picture(page, tv, f"kineto_layout_rn50_trace_viewer{suffix}", width=NARROW)
+    rows = kernel(page, "s = tv._summary['tracks']; "
+                  "print('|'.join(f'{a}/{b}' for a, b in zip(s['section'], s['name'])))")
+    for row in rows.split("|"):
+        section, name = row.split("/", 1)
+        assert section.strip() not in ("", "Process") and name.strip() not in ("", "Thread"), row

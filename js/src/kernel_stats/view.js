@@ -38,7 +38,8 @@ export const statedPct = (v) => (v === null || v === undefined || Number.isNaN(v
 const NAME_CHARS = 48; // at 1,400 px the time columns stay in view beside the name and op
 const OP_CHARS = 36;
 
-// Time first after the name, as PyTorch's kernel view reads; launch parameters after the op.
+// Time first after the name, as PyTorch's kernel view reads, then Tensor Core use (narrow: in view
+// beside the name at 1,100 px, where the op's name would push it off); launch parameters after the op.
 export const GPU_COLUMNS = [
   { key: "rank", label: "Rank" },
   { key: "kernel_name", label: "Kernel", align: "left", maxChars: NAME_CHARS },
@@ -47,11 +48,11 @@ export const GPU_COLUMNS = [
   { key: "avg_duration_us", label: "Avg", format: fmt.time },
   { key: "min_duration_us", label: "Min", format: fmt.time },
   { key: "max_duration_us", label: "Max", format: fmt.time },
-  { key: "op_name", label: "Op", align: "left", maxChars: OP_CHARS },
   { key: "is_kernel_using_tensor_core", label: "Uses TC", format: tensorCore, facet: true, facetNull: "unknown", filter: false,
     title: "Whether the kernel's name says it runs on TensorCores; unknown where it does not say" },
   { key: "is_op_tensor_core_eligible", label: "Op TC-eligible", format: yes, facet: true, filter: false,
     title: "The op could use TensorCores (matrix or convolution op)" },
+  { key: "op_name", label: "Op", align: "left", maxChars: OP_CHARS },
   { key: "occupancy_pct", label: "Occupancy", format: statedPct, optional: true,
     title: "Theoretical occupancy (on PyTorch traces the kernel's est. achieved occupancy); unknown where the trace does not state it" },
   { key: "registers_per_thread", label: "Regs", title: "Registers per thread", optional: "nonzero" },

@@ -25,6 +25,17 @@ export const CSS = `
 .xw-ov-table th:first-child, .xw-ov-table td:first-child, .xw-ov-table td:nth-child(2), .xw-ov-table th:nth-child(2) { text-align: left; }
 .xw-ov-table th.xw-ov-share { white-space: normal; min-width: 88px; line-height: 14px; }
 .xw-ov-name { max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
+/* A table that fits its card: the numbers keep fixed widths, headers wrap, and the name column
+   takes what is left, cut with an ellipsis (the whole name on hover), so the last column never
+   falls off the card's right edge. */
+.xw-ov-fit { table-layout: fixed; }
+.xw-ov-fit th { white-space: normal; vertical-align: bottom; }
+.xw-ov-fit th.xw-ov-share { min-width: 0; }
+.xw-ov-fit th:nth-child(2) { width: 4.5em; }
+.xw-ov-fit th:nth-child(3), .xw-ov-fit th:nth-child(4) { width: 6.5em; }
+.xw-ov-fit th:nth-child(5) { width: 7em; }
+.xw-ov-fit th:nth-child(6) { width: 7.5em; }
+.xw-ov-fit td.xw-ov-name { max-width: none; }
 .xw-ov-status { color: var(--xw-fg2); padding: 8px; }
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
 .xw-ov-advice li { margin-bottom: 3px; }

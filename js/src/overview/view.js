@@ -91,7 +91,7 @@ export function frameworkOpsCard(ops, labels = {}, titles = {}) {
   if (!ops.length) return null;
   return h("section", { className: "xw-ov-card", dataset: { card: "framework-ops" } },
     h("h3", {}, "Top framework ops by self time"),
-    h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table" },
+    h("div", { className: "xw-ov-scroll" }, h("table", { className: "xw-ov-table xw-ov-fit" },
       headers(["Framework op", "Type", "Self time", ["share_of_framework_self_time", "Share"],
         ["cumulative_share_of_framework_self_time", "Cumulative"], "FLOP rate"], labels, titles),
       h("tbody", {}, ops.map((op) => h("tr", {},
