@@ -65,6 +65,17 @@ def make_logdir(tmp_path: Path):
     return make
 
 
+@pytest.fixture(scope="module")
+def dask_client():
+    """A Client of a LocalCluster of two worker processes (no dashboard), for one module's pod
+    tests; skipped where Dask is not installed."""
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
 @pytest.fixture(autouse=True)
 def _fresh_profile_cache():
     """Each test decodes its own profiles: tests patch decoders and settings between opens, and

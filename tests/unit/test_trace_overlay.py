@@ -4,7 +4,6 @@ in one Profile, and a PodProfile on Dask); DistributedView.link_collectives on D
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -159,24 +158,11 @@ def test_dlrm_collectives_linked_to_their_last_arrival():
     assert len(sent) == 56 and sent["label"].nunique() == 8
 
 
-# ---- a PodProfile on Dask ---------------------------------------------------------------------
-distributed = pytest.importorskip("dask.distributed")
+# ---- a PodProfile on Dask (tests/conftest.py's dask_client) -----------------------------------
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    cloudpickle = pytest.importorskip("cloudpickle")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster)
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield client
-    client.close()
-    cluster.close()
-
-
-def test_a_dask_pod_lays_the_same_edges_as_the_local_profile(run_dir, local, cluster):
-    pod = xw.open_profile(run_dir, client=cluster)
+def test_a_dask_pod_lays_the_same_edges_as_the_local_profile(run_dir, local, dask_client):
+    pod = xw.open_profile(run_dir, client=dask_client)
     try:
         edges = _edges_across_hosts(local)
         tv = xw.TraceViewer(pod, hosts=pod.hosts)
@@ -205,8 +191,8 @@ def test_a_dask_pod_lays_the_same_edges_as_the_local_profile(run_dir, local, clu
         pod.close()
 
 
-def test_dlrm_on_dask_links_the_collectives_as_locally(cluster):
-    pod = xw.open_profile(DLRM, client=cluster)
+def test_dlrm_on_dask_links_the_collectives_as_locally(dask_client):
+    pod = xw.open_profile(DLRM, client=dask_client)
     try:
         tv = xw.TraceViewer(pod, hosts=pod.hosts)
         xw.DistributedView(pod).link_collectives(tv)
