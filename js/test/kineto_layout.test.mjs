@@ -67,14 +67,15 @@ test("an optional column shows only where some row knows it; CSV keeps every col
   assert.equal(toCsv(rows, ["name", "occ"]), "name,occ\r\na,\r\nb,\r\n");
 });
 
-test("Kernel Stats: occupancy not stated reads unknown, never 0%; time beside the name", () => {
+test("Kernel Stats: occupancy not stated reads unknown, never 0%; time, then Tensor Core use, beside the name", () => {
   assert.equal(statedPct(null), "unknown");
   assert.equal(statedPct(Number.NaN), "unknown");
   assert.equal(statedPct(0), "0%");
   assert.equal(statedPct(62.5), "63%");
   const keys = GPU_COLUMNS.map((c) => c.key);
-  assert.deepEqual(keys.slice(0, 8), ["rank", "kernel_name", "occurrences", "total_duration_us",
-    "avg_duration_us", "min_duration_us", "max_duration_us", "op_name"]);
+  assert.deepEqual(keys.slice(0, 10), ["rank", "kernel_name", "occurrences", "total_duration_us",
+    "avg_duration_us", "min_duration_us", "max_duration_us", "is_kernel_using_tensor_core",
+    "is_op_tensor_core_eligible", "op_name"]);
   assert.equal(GPU_COLUMNS.find((c) => c.key === "occupancy_pct").optional, true);
   assert.equal(GPU_COLUMNS.find((c) => c.key === "kernel_name").maxChars, 48);
 });
