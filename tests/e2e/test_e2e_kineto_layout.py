@@ -167,6 +167,10 @@ def test_resnet50_v100_layout(request, app_name):
     assert _inside(card, "th, td", ".xw-ov-scroll") == []
     scroll = card.locator(".xw-ov-scroll")
     assert scroll.evaluate("(s) => s.scrollWidth <= s.clientWidth")
+    # ... and the names keep room: the card has a row of its own
+    name = card.locator("td.xw-ov-name").first
+    assert name.evaluate("(td) => td.clientWidth") >= 200
+    assert card.evaluate("(c) => c.clientWidth") >= overview.evaluate("(o) => o.clientWidth") - 4
 
     ks = page.locator(".xw-ks")
     ks.locator("tbody tr").first.wait_for(timeout=30_000)

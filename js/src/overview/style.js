@@ -31,11 +31,13 @@ export const CSS = `
 .xw-ov-fit { table-layout: fixed; }
 .xw-ov-fit th { white-space: normal; vertical-align: bottom; }
 .xw-ov-fit th.xw-ov-share { min-width: 0; }
-.xw-ov-fit th:nth-child(2) { width: 4.5em; }
-.xw-ov-fit th:nth-child(3), .xw-ov-fit th:nth-child(4) { width: 6.5em; }
-.xw-ov-fit th:nth-child(5) { width: 7em; }
+.xw-ov-fit th:nth-child(2) { width: 4em; }
+.xw-ov-fit th:nth-child(3), .xw-ov-fit th:nth-child(4) { width: 6em; }
+.xw-ov-fit th:nth-child(5) { width: 6.5em; }
 .xw-ov-fit th:nth-child(6) { width: 7.5em; }
 .xw-ov-fit td.xw-ov-name { max-width: none; }
+/* ... on a row of its own: in a half-width card the names would have no room left */
+.xw-ov-card[data-card="framework-ops"] { grid-column: 1 / -1; }
 .xw-ov-status { color: var(--xw-fg2); padding: 8px; }
 .xw-ov-error { color: var(--xw-error); padding: 8px; white-space: pre-wrap; }
 .xw-ov-advice li { margin-bottom: 3px; }
