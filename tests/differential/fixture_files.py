@@ -33,6 +33,7 @@ def _text(path: Path) -> bytes:
 
 KINETO_PUBLIC = sorted(p for p in DATA.glob("public/**/*.json*")
                        if b'"traceEvents"' in (text := _text(p)) and b'"cat"' in text)
-"""PyTorch profiler (Kineto) traces of the public corpus (HTA's test traces, PARAM's DLRM run)."""
+"""PyTorch profiler (Kineto) traces of the public corpus (HTA's test traces, PARAM's DLRM run,
+torch-tb-profiler's ResNet50 V100 sample; not its kept answers beside it, which are no trace)."""
 KINETO_PUBLIC_GPU = [p for p in KINETO_PUBLIC if b'"stream"' in _text(p)]
 """Those with GPU work (events that name a stream)."""
