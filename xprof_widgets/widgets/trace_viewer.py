@@ -367,7 +367,9 @@ class TraceViewer(RequestWidget):
         colour, whether or not the view's Flow events are on). `edges`: columns `src` and `dst`,
         global event ids (on a pod too, across hosts), and optionally `label`, which the
         details of either end show with the overlay's name. A name laid before is replaced.
-        Only the edges meeting the view's window travel to it."""
+        Only the edges meeting the view's window travel to it. Analyses lay their links this
+        way: `DistributedView.link_collectives`, and a critical path's edges
+        (docs/trace_viewer.md, "Flow overlays")."""
         src, dst, codes, labels = parse_edges(name, edges, self.profile.n_events,
                                               str(self.profile.source))
         self._flow_overlays.add(FlowOverlay(str(name), src, dst, codes, labels, self._locate),
