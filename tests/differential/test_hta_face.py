@@ -19,6 +19,12 @@ columns and numbers once the named rules of docs/from_hta.md are applied:
   kernel's launch; the test drops it from ours;
 - HTA_RAISES: HTA's aten op delays raise on a trace where no kernel launch lies under an aten
   op (a KeyError from an empty table); ours is an empty table;
+- SAME_THREAD: HTA's aten op of a launch call is the latest-starting aten op of any thread
+  spanning it; ours is the innermost on the call's thread; the test applies HTA's reading;
+- RANKS_ACCUMULATED: HTA's aten op table of a rank also holds the launches of the ranks asked
+  before it; HTA is asked one rank at a time, and the job test shows the difference;
+- LAUNCH_ORDER: an op's kernel sequence is in order of the launch calls' start here, of their
+  place in the file in HTA; sequences in another order are compared by their counts;
 - FULL_NAMES: HTA shortens the kernel names of get_gpu_kernels_with_user_annotations
   (`shortern_names`); ours are whole, so kernels are matched by time and stream;
 - the breakdowns' rules (test_hta_parity): compared on traces that need none of them.
@@ -46,7 +52,7 @@ from test_hta_parity import (
 
 import xprof_widgets as xw
 from xprof_widgets.hta_face import annotations, breakdowns, launches, memory_bw, stragglers
-from xprof_widgets.hta_face.events import rank_tables
+from xprof_widgets.hta_face.events import KERNEL_LAUNCH, rank_tables
 
 QUEUE_CAP = 4
 """A queue length small enough that the corpus' queues reach it (CUDA's own cap is 1024)."""
@@ -87,7 +93,9 @@ def hta_run(*paths: Path) -> dict:
                 use_gpu_annotation=False, visualize=False),
             "annotated_kernels": {r: a.get_gpu_kernels_with_user_annotations(r)
                                   for r in ranks},
-            "aten": raised_or(lambda: a.get_aten_op_kernels_and_delay(ranks=ranks)),
+            "aten": raised_or(lambda: {r: a.get_aten_op_kernels_and_delay(ranks=[r])[r]
+                                       for r in ranks}),
+            "aten_together": raised_or(lambda: a.get_aten_op_kernels_and_delay(ranks=ranks)),
             "steps": a.get_profiler_steps(),
         }
     return out
@@ -222,11 +230,45 @@ def assert_annotated_equal(ours: pd.DataFrame | None, hta: pd.DataFrame | None) 
 
 
 def assert_aten_equal(ours: pd.DataFrame, hta: pd.DataFrame) -> None:
+    """LAUNCH_ORDER: an op's kernels are in order of their launch calls' start here, of the
+    calls' place in the file in HTA; the rows whose kernels come in another order there are
+    compared by their counts, the others in full."""
     key = ["aten_op_name", "kernel_sequence"]
     assert list(ours.columns) == list(hta.columns)
-    mine = ours.astype({k: str for k in key}).sort_values(key).reset_index(drop=True)
-    theirs = hta.astype({k: str for k in key}).sort_values(key).reset_index(drop=True)
-    pd.testing.assert_frame_equal(mine, theirs, check_dtype=False)
+    def keyed(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.astype({k: str for k in key})
+        return frame.assign(kernels=frame["kernel_sequence"].map(
+            lambda s: " -> ".join(sorted(s.split(" -> ")))))
+    mine, theirs = keyed(ours), keyed(hta)
+    groups = ["aten_op_name", "kernels"]
+    pd.testing.assert_series_equal(mine.groupby(groups)["occurrence_count"].sum(),
+                                   theirs.groupby(groups)["occurrence_count"].sum(),
+                                   check_dtype=False)
+    both = mine.merge(theirs, on=key, how="outer", indicator=True)
+    reordered = set(map(tuple, both.loc[both["_merge"] != "both",
+                                        ["aten_op_name", "kernels_x"]].fillna("").values))
+    reordered |= set(map(tuple, both.loc[both["_merge"] != "both",
+                                         ["aten_op_name", "kernels_y"]].fillna("").values))
+    same = both[(both["_merge"] == "both") & ~pd.Series(
+        [t in reordered for t in zip(both["aten_op_name"], both["kernels_x"], strict=True)],
+        index=both.index)]
+    for column in ("occurrence_count", "avg_aten_op_launch_delay", "avg_runtime_delay"):
+        assert same[f"{column}_x"].tolist() == same[f"{column}_y"].tolist(), column
+
+
+def aten_ops_as_hta_reads(table: pd.DataFrame) -> pd.DataFrame:
+    """SAME_THREAD: each kernel launch call's aten op as HTA picks it, the latest-starting
+    `aten::` op of any thread whose span holds the call's."""
+    host = table[table["stream"] == -1]
+    ops = host[host["name"].astype(str).str.startswith("aten::")]
+    calls = host[host["name"].astype(str).map(lambda n: bool(KERNEL_LAUNCH.search(n)))]
+    starts, ends, ids = ops["ts"].to_numpy(), ops["end"].to_numpy(), ops["index"].to_numpy()
+    owner = pd.Series(-1, index=table.index, dtype=np.int64)
+    for row, ts, end in zip(calls.index, calls["ts"], calls["end"], strict=True):
+        spans = np.flatnonzero((starts <= ts) & (ends >= end))
+        if spans.shape[0]:
+            owner[row] = ids[spans[np.argmax(starts[spans])]]
+    return table.assign(aten_op=owner.to_numpy())
 
 
 def assert_rank_tables_equal(tables: dict[int, pd.DataFrame], hta: dict,
@@ -258,7 +300,8 @@ def assert_rank_tables_equal(tables: dict[int, pd.DataFrame], hta: dict,
     for rank in hta["ranks"]:
         assert_annotated_equal(annotations.kernels_with_annotations(tables[rank], True),
                                hta["annotated_kernels"][rank])
-        ours = launches.aten_op_kernels(tables[rank], ["occurrence_count"])
+        ours = launches.aten_op_kernels(aten_ops_as_hta_reads(tables[rank]),
+                                        ["occurrence_count"])
         if isinstance(hta["aten"], KeyError):
             assert ours.empty  # HTA_RAISES: no launch under an aten op
         else:
@@ -299,6 +342,12 @@ def test_ranks_of_one_job():
                              trace_dir=str(folder))
     assert sorted(rank_tables(named.profile)) == [0, 1]
     assert_face_equal(named, hta)
+    together, alone = hta["aten_together"], hta["aten"]  # RANKS_ACCUMULATED
+    assert together[0].equals(alone[0])
+    assert together[1]["occurrence_count"].sum() > alone[1]["occurrence_count"].sum()
+    ours = named.get_aten_op_kernels_and_delay(ranks=[0, 1])
+    assert ours[1]["occurrence_count"].sum() == launches.aten_op_kernels(
+        rank_tables(named.profile)[1], ["occurrence_count"])["occurrence_count"].sum()
 
 
 def assert_face_equal(face: xw.TraceAnalysis, hta: dict, path: Path | None = None) -> None:
@@ -340,9 +389,6 @@ def assert_face_equal(face: xw.TraceAnalysis, hta: dict, path: Path | None = Non
                        hta["annotations_gpu"], ["rank", "name"])
     assert face.get_profiler_steps() == hta["steps"]
     for rank in ranks:
-        if not isinstance(hta["aten"], KeyError):
-            assert_aten_equal(face.get_aten_op_kernels_and_delay(ranks=[rank])[rank],
-                              hta["aten"][rank])
         assert_annotated_equal(face.get_gpu_kernels_with_user_annotations(rank),
                                hta["annotated_kernels"][rank])
 
@@ -351,10 +397,11 @@ def assert_face_equal(face: xw.TraceAnalysis, hta: dict, path: Path | None = Non
 def test_cpu_only_traces(path):
     """NO_GPU_WORK: a CPU-only trace answers with empty tables, no launches, no queues."""
     face = xw.TraceAnalysis(trace_dir=path)
+    ranks = sorted(rank_tables(face.profile))
     assert face.get_temporal_breakdown(visualize=False).empty
-    assert face.get_queue_length_time_series() == {}
-    assert face.get_memory_bw_time_series() == {}
-    assert face.get_cuda_kernel_launch_stats(visualize=False)[0].empty
+    assert face.get_queue_length_time_series(ranks) == {}
+    assert face.get_memory_bw_time_series(ranks) == {}
+    assert face.get_cuda_kernel_launch_stats(ranks, visualize=False)[ranks[0]].empty
 
 
 def test_fractional_traces_are_rounded_only_in_the_test():
@@ -367,8 +414,9 @@ def test_fractional_traces_are_rounded_only_in_the_test():
 
 def test_unknown_rank_is_named():
     face = xw.TraceAnalysis(trace_dir=TRACES[0])
-    with pytest.raises(ValueError, match="no trace of rank"):
+    with pytest.raises(ValueError, match="no trace of rank") as raised:
         face.get_cuda_kernel_launch_stats(ranks=[7], visualize=False)
+    assert f"ranks: {sorted(rank_tables(face.profile))}" in str(raised.value)
 
 
 DIFF_PAIRS = [("trace_diff/control", "trace_diff/test", "ALL", None),
