@@ -33,7 +33,7 @@ def open_profile(path: str | os.PathLike | Profile, run: str | None = None,
     only tables. Without it, a run too large for the kernel's memory is refused before decoding
     (profile/memory_guard.py); reopening a profile the kernel holds costs nothing.
     """
-    if isinstance(path, Profile) or _is_pod(path):
+    if isinstance(path, Profile) or is_pod(path):
         return path
     chosen = choose(path, run, host)
     if client is None:
@@ -49,6 +49,7 @@ def close(profile: Profile | PodProfile) -> None:
     profile.close()
 
 
-def _is_pod(value: Any) -> bool:
+def is_pod(value: Any) -> bool:
+    """Whether `value` is a PodProfile, asked without importing Dask's side."""
     pod = sys.modules.get("xprof_widgets.pod.profile")  # loaded by whoever made a PodProfile
     return pod is not None and isinstance(value, pod.PodProfile)

@@ -56,7 +56,7 @@ if hasattr(xw, "PodViewer"):
     result["pod_viewer_s"] = time.perf_counter() - t
 host = pod.hosts[len(pod.hosts) // 2]
 tv = xw.TraceViewer(pod, hosts=[host])
-tracks = tv._picked_tracks().tolist()
+tracks = tv._source.picked_tracks(tv.hosts).tolist()
 end = pod.duration_us
 t = time.perf_counter()
 content, _ = tv._window(0.0, end, 1600, tracks=tracks, collapsed=[], view="bench")

@@ -83,6 +83,15 @@ def test_synced_state_is_small_and_describes_every_track(viewer, profile):
     assert viewer.window == (0.0, pytest.approx(profile.duration_us))
 
 
+def test_a_profile_in_the_kernel_has_no_hosts_to_pick(viewer):
+    """One class serves a Profile and a PodProfile (test_pod.py): a Profile's hosts are all
+    shown, so `hosts` stays empty."""
+    assert viewer.hosts == [] and type(viewer.index).__name__ == "TraceIndex"
+    with pytest.raises(traitlets.TraitError, match="not a PodProfile"):
+        viewer.hosts = ["tpu"]
+    assert viewer.hosts == []
+
+
 def test_window_trait_syncs_and_rejects_empty_windows(viewer):
     assert viewer.trait_metadata("window", "sync") is True
     assert viewer.trait_metadata("selected_events", "sync") is True

@@ -20,7 +20,7 @@ from ..profile.model import PS_PER_US, Profile
 from ..profile.open import open_host
 from ..profile.ranks import RankFile, trace_rank
 from ..trace import trace_index
-from ..trace.details import name_sums
+from ..trace.details import box_events, name_sums
 from ..trace.pivot import selection_pivot
 from .busy import busy_index
 
@@ -188,16 +188,7 @@ class HostServer:
 
     def select_box(self, lo_ps: int, hi_ps: int, rows: list[list[int]]) -> np.ndarray:
         """Events of the (track, min depth, max depth) rows overlapping [lo, hi]."""
-        p = self.profile
-        parts = [np.empty(0, np.int64)]
-        for track, depth_lo, depth_hi in rows:
-            first, end = p.tracks.loc[int(track), ["first_event", "end_event"]]
-            idx = np.arange(int(first), int(end))
-            s = p.start_ps[idx]
-            keep = (s <= hi_ps) & (s + p.duration_ps[idx] >= lo_ps)
-            keep &= (p.depth[idx] >= depth_lo) & (p.depth[idx] <= depth_hi)
-            parts.append(idx[keep])
-        return np.unique(np.concatenate(parts))
+        return box_events(self.profile, lo_ps, hi_ps, rows)
 
     def event_rows(self, events: list[int]) -> dict[str, np.ndarray]:
         """`Profile.events_frame` columns of the events, times as exact ps."""

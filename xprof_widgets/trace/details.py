@@ -154,3 +154,17 @@ def aggregate(index: TraceIndex, events: np.ndarray) -> pd.DataFrame:
     if events.shape[0] and (events[0] < 0 or events[-1] >= profile.n_events):
         raise KeyError(f"event ids must be in 0..{profile.n_events - 1}")
     return by_total(name_sums(profile, events))
+
+
+def box_events(profile: Profile, lo_ps: int, hi_ps: int, rows: list[list[int]]) -> np.ndarray:
+    """The events of the (track, min depth, max depth) rows overlapping [lo_ps, hi_ps]: a drag's
+    box, sorted."""
+    parts = [np.empty(0, np.int64)]
+    for track, depth_lo, depth_hi in rows:
+        first, end = profile.tracks.loc[int(track), ["first_event", "end_event"]]
+        idx = np.arange(int(first), int(end))
+        start = profile.start_ps[idx]
+        keep = (start <= hi_ps) & (start + profile.duration_ps[idx] >= lo_ps)
+        keep &= (profile.depth[idx] >= depth_lo) & (profile.depth[idx] <= depth_hi)
+        parts.append(idx[keep])
+    return np.unique(np.concatenate(parts))

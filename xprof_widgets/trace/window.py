@@ -20,6 +20,16 @@ def window_bounds(start_us: float, end_us: float, width_px: int) -> tuple[int, i
     return lo, hi, width
 
 
+def shown_tracks(profile: Profile, tracks: list[int] | None, collapsed: list[int]
+                 ) -> np.ndarray:
+    """Which of the profile's tracks a window shows, in full (`tracks`; None: all) or in a
+    collapsed section's row."""
+    sections = profile.tracks["section_id"].to_numpy(np.int64)
+    shown = np.isin(sections, np.asarray(collapsed, np.int64))
+    shown[np.arange(sections.shape[0]) if tracks is None else np.asarray(tracks, np.int64)] = True
+    return shown
+
+
 @dataclass
 class Window:
     """What `TraceIndex.window` answers. Times are integer ps after the profile start.

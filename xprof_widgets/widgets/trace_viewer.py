@@ -8,14 +8,17 @@ hits, aggregates. The trace index is built on the first request, after the widge
     tv = xw.TraceViewer("/logs/run")
     tv.window = (1_000, 2_500)        # microseconds after the profile start: the view moves
     tv.selection                      # DataFrame of the events selected in the view
+
+The same class serves a PodProfile (hosts on Dask workers): what it asks of the profile goes
+through a trace source, `LocalTraceSource` here or `PodTraceSource` (pod_trace_viewer.py).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +27,7 @@ import traitlets
 
 from ..analysis.source import event_stack, source_answer
 from ..analysis.trace_diff import is_kineto
-from ..opening import open_profile
+from ..opening import is_pod, open_profile
 from ..profile.model import PS_PER_US, Profile
 from ..trace import (
     StringTracker,
@@ -34,6 +37,7 @@ from ..trace import (
     answer_window,
     trace_index,
 )
+from ..trace.details import box_events
 from ..trace.marks import (
     TraceMarks,
     bookmark_records,
@@ -45,6 +49,7 @@ from ..trace.marks import (
 from ..trace.order import display_order
 from ..trace.overlay import FlowOverlay, Overlays, encode_overlay, parse_edges
 from ..trace.pivot import LEVELS, selection_pivot
+from ..trace.window import shown_tracks
 from ._base import RequestWidget, handler
 from ._table import columnar
 
@@ -85,40 +90,35 @@ class TraceViewer(RequestWidget):
                                    "view's Tracks menu lists them).").tag(sync=True)
     _bookmarks = traitlets.List(traitlets.Dict(), help="{name, start_us, end_us} by time: "
                                 "`bookmarks`.").tag(sync=True)
+    hosts = traitlets.List(traitlets.Unicode(), help="A PodProfile's hosts shown in full; the "
+                           "others are one row of busy time each.").tag(sync=True)
     _overlays = traitlets.List(traitlets.Dict(), help="{name, edges, shown, version} of each "
                                "flow overlay: `overlays`.").tag(sync=True)
 
-    def __new__(cls, path_or_profile: Any = None, *args: Any,  # noqa: PYI034 - a subclass
-                **kwargs: Any) -> TraceViewer:
-        # A PodProfile's hosts live on Dask workers: its viewer asks them (pod_trace_viewer.py).
-        pod = sys.modules.get("xprof_widgets.pod.profile")
-        made = cls
-        if cls is TraceViewer and pod is not None and isinstance(path_or_profile,
-                                                                 pod.PodProfile):
-            from .pod_trace_viewer import PodTraceViewer
-
-            made = PodTraceViewer
-        return super().__new__(made, path_or_profile, *args, **kwargs)
-
     def __init__(self, path_or_profile: str | os.PathLike | Profile, run: str | None = None,
-                 host: str | list[str] | None = None, *, height: int = 600, **kwargs: Any):
+                 host: str | list[str] | None = None, *, height: int = 600,
+                 hosts: list[str] | None = None, **kwargs: Any):
         profile = open_profile(path_or_profile, run=run, host=host)
-        summary = summarize(profile)
+        self._source = trace_source(profile, host, self._report_progress)
+        self.profile = self._source.profile
+        picked = list(hosts or [])
+        summary = self._source.summary(picked)
         super().__init__(_summary=summary, window=(summary["start_us"], summary["end_us"]),
-                         height=height, **kwargs)
-        self.profile = profile
+                         height=height, hosts=picked, **kwargs)
         self._restore_marks()
-        self._sent: OrderedDict[str, StringTracker] = OrderedDict()
+        self._sent: OrderedDict[str, Any] = OrderedDict()
 
     def _release(self) -> None:
         super()._release()
         self.__dict__.pop("_sent", None)  # the names each view was sent
+        self.__dict__.pop("_source", None)  # and what held the profile for it
 
     # ---- the index --------------------------------------------------------------------------
     @property
-    def index(self) -> TraceIndex:
-        """The trace index, built on first use (the view's first request, or a query here)."""
-        return trace_index(self.profile, self._report_progress)
+    def index(self) -> TraceIndex | Any:
+        """The trace index, built on first use (the view's first request, or a query here); a
+        pod's PodTrace, which asks each host's index on its worker."""
+        return self._source.index
 
     def _report_progress(self, fraction: float) -> None:
         # Runs inside the view's first request, so the message reaches it while the index builds.
@@ -132,9 +132,22 @@ class TraceViewer(RequestWidget):
                 f"window must be (start_us, end_us) with start < end, got {proposal['value']!r}")
         return start, end
 
-    def _strings(self, view: str) -> StringTracker:
+    @traitlets.validate("hosts")
+    def _check_hosts(self, proposal: dict) -> list[str]:
+        wanted = list(dict.fromkeys(proposal["value"]))
+        problem = self._source.unknown_hosts(wanted) if "_source" in self.__dict__ else None
+        if problem:
+            raise traitlets.TraitError(problem)
+        return wanted
+
+    @traitlets.observe("hosts")
+    def _hosts_changed(self, change: dict) -> None:
+        if "_source" in self.__dict__:
+            self._summary = self._source.summary(list(change["new"]))
+
+    def _strings(self, view: str) -> Any:
         """The names sent to one view (each display of the widget is a view of its own)."""
-        strings = self._sent.pop(view, None) or StringTracker(self.profile)
+        strings = self._sent.pop(view, None) or self._source.new_strings()
         self._sent[view] = strings
         while len(self._sent) > _MAX_VIEWS:
             self._sent.popitem(last=False)
@@ -145,16 +158,14 @@ class TraceViewer(RequestWidget):
     def _window(self, start_us: float, end_us: float, width_px: int,
                 tracks: list[int] | None = None, collapsed: list[int] | None = None,
                 flows: bool = False, reset_strings: bool = False, view: str = "") -> tuple:
-        index = self.index
-        answer = answer_window(index, self._strings(view), start_us, end_us, int(width_px),
-                               tracks=tracks, collapsed=collapsed or [], flows=bool(flows),
-                               reset_strings=bool(reset_strings))
-        index.prepare_flows()  # after the first picture: details and arrows need them next
+        answer = self._source.window(self._strings(view), start_us, end_us, int(width_px),
+                                     tracks, collapsed or [], bool(flows), bool(reset_strings),
+                                     list(self.hosts))
         return self._with_overlays(answer, *self._overlay_rows(tracks, collapsed or []))
 
     @handler("details")
     def _details(self, event: int) -> dict:
-        return {**self.index.details(int(event)),
+        return {**self._source.details(int(event)),
                 "overlays": self._flow_overlays.of_event(int(event))}
 
     @handler("source")
@@ -165,18 +176,18 @@ class TraceViewer(RequestWidget):
     @handler("search")
     def _search(self, pattern: str, regex: bool = False, case: bool = False,
                 match: str = "any") -> tuple:
-        return answer_search(self.index, pattern, regex=bool(regex), case=bool(case),
-                             match=str(match))
+        return self._source.search(pattern, bool(regex), bool(case), str(match),
+                                   list(self.hosts))
 
     @handler("aggregate")
     def _aggregate(self, events: list[int]) -> dict:
         """The protocol's rows, plus the span of the events (for the view's `m` and `f`)."""
-        return self._with_span(aggregate_content(self.index.aggregate(events)), events)
+        return self._with_span(aggregate_content(self._source.aggregate(events)), events)
 
     @handler("pivot")
     def _pivot(self, events: list[int]) -> dict:
         """The selection's pivot by section, track and name (columnar), and its span."""
-        return self._with_span({"rows": columnar(selection_pivot(self.profile, events))}, events)
+        return self._with_span({"rows": columnar(self._source.pivot(events))}, events)
 
     def _with_span(self, content: dict, events: list[int]) -> dict:
         span = self._span_us(events)
@@ -188,37 +199,28 @@ class TraceViewer(RequestWidget):
     def _select_box(self, start_us: float, end_us: float, rows: list[list[int]],
                     add: list[int] | None = None) -> dict:
         """Events of the given (track, min depth, max depth) rows overlapping [start, end]."""
-        p = self.profile
         lo, hi = round(start_us * PS_PER_US), round(end_us * PS_PER_US)
-        parts = [np.asarray(add or [], np.int64)]
-        for track, depth_lo, depth_hi in rows:
-            first, end = p.tracks.loc[int(track), ["first_event", "end_event"]]
-            idx = np.arange(int(first), int(end))
-            s = p.start_ps[idx]
-            keep = (s <= hi) & (s + p.duration_ps[idx] >= lo)
-            keep &= (p.depth[idx] >= depth_lo) & (p.depth[idx] <= depth_hi)
-            parts.append(idx[keep])
-        found = np.unique(np.concatenate(parts))
+        found = np.unique(np.concatenate([np.asarray(add or [], np.int64),
+                                          self._source.box(lo, hi, rows)]))
         truncated = found.shape[0] > MAX_BOX_EVENTS
         found = found[:MAX_BOX_EVENTS]
-        if not found.shape[0]:
+        span = self._source.span_us(found) if found.shape[0] else None
+        if span is None:
             return {"events": [], "truncated": False, "start_us": start_us, "end_us": end_us}
-        ends = p.start_ps[found] + p.duration_ps[found]
-        return {"events": found.tolist(), "truncated": bool(truncated),
-                "start_us": int(p.start_ps[found].min()) / PS_PER_US,
-                "end_us": int(ends.max()) / PS_PER_US}
+        return {"events": found.tolist(), "truncated": bool(truncated), "start_us": span[0],
+                "end_us": span[1]}
 
     # ---- the pandas face ----------------------------------------------------------------------
     @property
     def selection(self) -> pd.DataFrame:
         """The events selected in the view (click, Ctrl-click, box), as `Profile.events` rows."""
-        return self.profile.events_frame(np.asarray(self.selected_events, np.int64))
+        return self._source.events_frame(self.selected_events)
 
     def selection_pivot(self, by: tuple[str, ...] = LEVELS) -> pd.DataFrame:
         """The selected events grouped by section, track and name (or those of `by`): count,
         total_us, self_us (minus what is nested one level deeper), avg_us; as the details panel
         shows after a box selection."""
-        return selection_pivot(self.profile, np.asarray(self.selected_events, np.int64), by)
+        return self._source.pivot(self.selected_events, by)
 
     def show(self, frame: pd.DataFrame, column: str | None = None) -> None:
         """Selects the events of a DataFrame (its `event`, `id`, `slice_id` or `arg_set_id`
@@ -228,31 +230,32 @@ class TraceViewer(RequestWidget):
         if not idx.shape[0]:
             self.selected_events = []
             return
-        p = self.profile
-        start = int(p.start_ps[idx].min()) / PS_PER_US
-        end = int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US
+        self.hosts = self._source.reveal(idx, list(self.hosts))
+        start, end = self._source.span_us(idx)
         pad = max((end - start) * 0.05, 1.0)
         self.window = (start - pad, end + pad)
         self.selected_events = idx.tolist()
 
     def events(self, start: float | None = None, end: float | None = None,
                track: int | str | list | None = None, name: str | None = None) -> pd.DataFrame:
-        """Events overlapping [start, end] (us) on the tracks, name matching (`Profile.events`)."""
-        return self.profile.events(start, end, track, name)
+        """Events overlapping [start, end] (us) on the tracks (a pod's: by default the shown
+        hosts'), name matching (`Profile.events`)."""
+        return self._source.events(start, end, track, name, list(self.hosts))
 
     def search(self, pattern: str, regex: bool | None = None, case: bool = False,
                match: str = "any") -> pd.DataFrame:
         """Events whose name (shown or full, e.g. HLO text) matches, over the whole trace, in
         time order, as the search box reads the query: a substring, `/.../` a regular expression
         (or say `regex`). Column `matched` says which name matched; `match="name"` or `"text"`
-        keeps one kind."""
-        return self.index.search(pattern, regex=regex, case=case, match=match).frame()
+        keeps one kind (a pod's search, over its shown hosts, lists every kind)."""
+        return self._source.search_frame(pattern, regex, case, match, list(self.hosts))
 
     def window_data(self, start_us: float, end_us: float, width_px: int = 1600,
                     flows: bool = False) -> dict[str, pd.DataFrame]:
         """What the view draws for [start_us, end_us] at `width_px` pixels: the index's
         `slices`, `counters`, `flows` and `summaries` tables (merged runs have count > 1)."""
-        return self.index.window(start_us, end_us, int(width_px), flows=flows).to_frames()
+        return self._source.window_data(start_us, end_us, int(width_px), flows,
+                                        list(self.hosts))
 
     # ---- pinned and hidden tracks, bookmarks (kept per profile: trace/marks.py) -------------
     def pin(self, track: int | str | list) -> None:
@@ -322,12 +325,7 @@ class TraceViewer(RequestWidget):
 
     def _span_us(self, events: list[int]) -> tuple[float, float] | None:
         """(first start, last end) of the events in µs after the profile start."""
-        idx = np.asarray(events, np.int64)
-        if not idx.shape[0]:
-            return None
-        p = self.profile
-        return (int(p.start_ps[idx].min()) / PS_PER_US,
-                int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US)
+        return self._source.span_us(events)
 
     def _restore_marks(self) -> None:
         """Takes the marks kept for this profile (another viewer's, or an earlier run's)."""
@@ -407,19 +405,14 @@ class TraceViewer(RequestWidget):
         return self.__dict__.setdefault("_overlay_store", Overlays())
 
     def _locate(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        p = self.profile
-        return (p.track_of(events).astype(np.int64), p.depth[events].astype(np.int64),
-                p.start_ps[events].astype(np.int64))
+        """Each event's track, depth and start (ps), where an overlay draws its ends."""
+        return self._source.locate(events)
 
     def _overlay_rows(self, tracks: list[int] | None, collapsed: list[int]
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """(mask of the tracks a window shows, in full or in a collapsed section's row; the row
         each track is drawn on, None: its own)."""
-        sections = self.profile.tracks["section_id"].to_numpy(np.int64)
-        visible = np.isin(sections, np.asarray(collapsed, np.int64))
-        visible[np.arange(sections.shape[0]) if tracks is None else
-                np.asarray(tracks, np.int64)] = True
-        return visible, None
+        return self._source.overlay_rows(tracks, collapsed, list(self.hosts))
 
     def _with_overlays(self, answer: tuple, visible: np.ndarray, remap: np.ndarray | None
                        ) -> tuple:
@@ -435,8 +428,105 @@ class TraceViewer(RequestWidget):
 
     def __repr__(self) -> str:
         start, end = self.window
-        return (f"<TraceViewer {self.profile.source!r} window=({start:.3f}, {end:.3f}) us "
-                f"selected={len(self.selected_events)}>")
+        return (f"<TraceViewer {self.profile.source!r}{self._source.label(list(self.hosts))} "
+                f"window=({start:.3f}, {end:.3f}) us selected={len(self.selected_events)}>")
+
+
+def trace_source(profile: Any, host: str | list[str] | None,
+                 progress: Callable[[float], None]) -> Any:
+    """What a Trace Viewer reads its profile through: a PodProfile's hosts live on Dask workers
+    (pod_trace_viewer.PodTraceSource asks them), a Profile is here (LocalTraceSource)."""
+    if is_pod(profile):
+        from .pod_trace_viewer import PodTraceSource
+
+        return PodTraceSource(profile, host)
+    return LocalTraceSource(profile, progress)
+
+
+class LocalTraceSource:
+    """What the Trace Viewer of a Profile in the kernel reads: its trace index and columns.
+    A local profile has no hosts to pick (`hosts` stays empty)."""
+
+    def __init__(self, profile: Profile, progress: Callable[[float], None]):
+        self.profile = profile
+        self._progress = progress
+
+    @property
+    def index(self) -> TraceIndex:
+        return trace_index(self.profile, self._progress)
+
+    def summary(self, hosts: list[str]) -> dict:
+        return summarize(self.profile)
+
+    def new_strings(self) -> StringTracker:
+        return StringTracker(self.profile)
+
+    def unknown_hosts(self, hosts: list[str]) -> str | None:
+        return (f"hosts: {self.profile.source!r} is not a PodProfile; its hosts are all shown"
+                if hosts else None)
+
+    def window(self, strings: StringTracker, start_us: float, end_us: float, width_px: int,
+               tracks: list[int] | None, collapsed: list[int], flows: bool,
+               reset_strings: bool, hosts: list[str]) -> tuple:
+        index = self.index
+        answer = answer_window(index, strings, start_us, end_us, width_px, tracks=tracks,
+                               collapsed=collapsed, flows=flows, reset_strings=reset_strings)
+        index.prepare_flows()  # after the first picture: details and arrows need them next
+        return answer
+
+    def details(self, event: int) -> dict:
+        return self.index.details(event)
+
+    def locate(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p = self.profile
+        return (p.track_of(events).astype(np.int64), p.depth[events].astype(np.int64),
+                p.start_ps[events].astype(np.int64))
+
+    def overlay_rows(self, tracks: list[int] | None, collapsed: list[int], hosts: list[str]
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+        return shown_tracks(self.profile, tracks, collapsed), None
+
+    def search(self, pattern: str, regex: bool, case: bool, match: str, hosts: list[str]
+               ) -> tuple:
+        return answer_search(self.index, pattern, regex=regex, case=case, match=match)
+
+    def aggregate(self, events: list[int]) -> pd.DataFrame:
+        return self.index.aggregate(events)
+
+    def pivot(self, events: list[int], by: tuple[str, ...] = LEVELS) -> pd.DataFrame:
+        return selection_pivot(self.profile, np.asarray(events, np.int64), by)
+
+    def span_us(self, events: list[int] | np.ndarray) -> tuple[float, float] | None:
+        idx = np.asarray(events, np.int64)
+        if not idx.shape[0]:
+            return None
+        p = self.profile
+        return (int(p.start_ps[idx].min()) / PS_PER_US,
+                int((p.start_ps[idx] + p.duration_ps[idx]).max()) / PS_PER_US)
+
+    def box(self, lo_ps: int, hi_ps: int, rows: list[list[int]]) -> np.ndarray:
+        return box_events(self.profile, lo_ps, hi_ps, rows)
+
+    def events_frame(self, events: list[int]) -> pd.DataFrame:
+        return self.profile.events_frame(np.asarray(events, np.int64))
+
+    def reveal(self, events: np.ndarray, hosts: list[str]) -> list[str]:
+        return hosts
+
+    def events(self, start: float | None, end: float | None, track: int | str | list | None,
+               name: str | None, hosts: list[str]) -> pd.DataFrame:
+        return self.profile.events(start, end, track, name)
+
+    def search_frame(self, pattern: str, regex: bool | None, case: bool, match: str,
+                     hosts: list[str]) -> pd.DataFrame:
+        return self.index.search(pattern, regex=regex, case=case, match=match).frame()
+
+    def window_data(self, start_us: float, end_us: float, width_px: int, flows: bool,
+                    hosts: list[str]) -> dict[str, pd.DataFrame]:
+        return self.index.window(start_us, end_us, width_px, flows=flows).to_frames()
+
+    def label(self, hosts: list[str]) -> str:
+        return ""
 
 
 def event_ids(frame: pd.DataFrame, column: str | None, n_events: int) -> np.ndarray:
