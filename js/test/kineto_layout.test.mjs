@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { integerStepTicks, isStepAxis } from "../src/charts/ticks.js";
-import { GPU_COLUMNS, extraColumns, labelOf, statedPct } from "../src/kernel_stats/view.js";
+import { GPU_COLUMNS, extraColumns, labelOf, nameChars, statedPct } from "../src/kernel_stats/view.js";
 import { elideMiddle, elideName, parseSignature, signatureForms } from "../src/lib/names.js";
 import { isUnknown, shownColumns, toCsv } from "../src/lib/table.js";
 import { MAX_STAGE_H, MIN_STAGE_H, draggedHeight } from "../src/trace_viewer/resize.js";
@@ -78,6 +78,8 @@ test("Kernel Stats: occupancy not stated reads unknown, never 0%; time, then Ten
     "is_op_tensor_core_eligible", "op_name"]);
   assert.equal(GPU_COLUMNS.find((c) => c.key === "occupancy_pct").optional, true);
   assert.equal(GPU_COLUMNS.find((c) => c.key === "kernel_name").maxChars, 48);
+  // a narrow view cuts names shorter, never below 32 characters (a function name whole); unmeasured: 48
+  assert.deepEqual([nameChars(0), nameChars(650), nameChars(800), nameChars(1300)], [48, 32, 34, 48]);
 });
 
 test("Kineto-only columns of the frame are shown where known, titled and formatted by unit", () => {

@@ -38,6 +38,13 @@ export const statedPct = (v) => (v === null || v === undefined || Number.isNaN(v
 const NAME_CHARS = 48; // at 1,400 px the time columns stay in view beside the name and op
 const OP_CHARS = 36;
 
+/** Characters of a kernel name in a view `width` px wide: fewer where it is narrow (JupyterLab
+ * beside its side panel, ~650 px), so the time columns stay beside the name; at most NAME_CHARS. */
+export function nameChars(width) {
+  if (!width) return NAME_CHARS;
+  return Math.max(32, Math.min(NAME_CHARS, Math.floor((width - 560) / 7)));
+}
+
 // Time first after the name, as PyTorch's kernel view reads, then Tensor Core use (narrow: in view
 // beside the name at 1,100 px, where the op's name would push it off); launch parameters after the op.
 export const GPU_COLUMNS = [
@@ -141,7 +148,8 @@ export class KernelStatsView extends ToolView {
     if (same) return;
     this.columnKeys = keys;
     const base = this.tpu ? CUSTOM_CALL_COLUMNS : GPU_COLUMNS;
-    const columns = [...base.filter((c) => keys.includes(c.key)), ...extraColumns(keys, base)];
+    const fit = (c) => (c.key === "kernel_name" ? { ...c, maxChars: nameChars(this.el.clientWidth) } : c);
+    const columns = [...base.filter((c) => keys.includes(c.key)).map(fit), ...extraColumns(keys, base)];
     this.table = new DataTable({
       columns, csvKeys: keys, sort: { key: "rank", descending: false },
       csvName: this.tpu ? "custom_call_kernels.csv" : "kernel_stats.csv",
