@@ -31,6 +31,9 @@ def test_resnet50_sample_rows_are_all_named() -> None:
                     ("python (25738)", "thread 25772 (python)"),
                     ("Traces", "PyTorch Profiler"), ("Traces", "Trace PyTorch Profiler")}
     assert (profile.file_tracks["n_events"] > 0).all()
+    # the trace's own markers after its processes, not between the GPU and the host
+    order = list(dict.fromkeys(profile.file_tracks["section"]))
+    assert set(order[-2:]) == {"Global", "Traces"}, order
 
 
 def test_unnamed_numbers_keep_their_kind(tmp_path) -> None:

@@ -560,8 +560,10 @@ class ChromeBuilder:
                 stats["device_properties"] = gpu
             sections.append(Section(name=name, kind=kind, stats=stats,
                                     sort_key=(pid not in self.process_order,
-                                              self.process_order.get(pid, 0), kind != "device",
-                                              natural_key(name))))
+                                              self.process_order.get(pid, 0),
+                                              # trace markers (_unnamed: text, no name) last
+                                              type(pid) is str and pid not in self.process_names,
+                                              kind != "device", natural_key(name))))
         return sections, section_of_pid
 
     def _process_name(self, pid: Any, named: Counter) -> str:
