@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+import pandas as pd
 
 T = TypeVar("T")
 
@@ -50,6 +51,14 @@ def host_parts(profile: Any, part: Callable[..., T], *args: Any) -> list[HostPar
             track_base=_first(tracks["host"].to_numpy() == host),
             section_base=_first(sections["host"].to_numpy() == host)))
     return out
+
+
+def stacked_parts(profile: Any, part: Callable[..., pd.DataFrame], columns: list[str]
+                  ) -> pd.DataFrame:
+    """Every host's rows of a part answering a frame, host after host; an empty frame of
+    `columns` when no host has any."""
+    frames = [p.part for p in host_parts(profile, part) if len(p.part)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
 def _first(mask: np.ndarray) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import Profile
-from .hosts import host_parts
+from .hosts import stacked_parts
 from .steps import track_events
 
 COLUMNS = ["host", "chip", "kernel", "sample", "counter", "value", "description", "set"]
@@ -75,10 +75,8 @@ def _texts(profile: Profile, events: np.ndarray, stat: str) -> list[str]:
 
 def analyze_perf_counters(profile: Profile) -> pd.DataFrame:
     """Every host's counters (COLUMNS); computed once per profile."""
-    def build() -> pd.DataFrame:
-        parts = [p.part for p in host_parts(profile, perf_counters_part) if len(p.part)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
-    return profile.memo(("perf_counters",), build)
+    return profile.memo(("perf_counters",),
+                        lambda: stacked_parts(profile, perf_counters_part, COLUMNS))
 
 
 def perf_counters_available(profile: Profile) -> bool:
