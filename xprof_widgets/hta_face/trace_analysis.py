@@ -90,10 +90,12 @@ class TraceAnalysis:
                                            num_kernels, allowlist_patterns)
 
     def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
-                                              shortern_names: bool = True
+                                              shortern_names: bool = True,
+                                              shorten_names: bool | None = None
                                               ) -> pd.DataFrame | None:
         """One rank's GPU kernels, each with the innermost GPU user annotation it ran under;
-        None without GPU annotations. Names are kept whole (`shortern_names` is HTA's)."""
+        None without GPU annotations. Names are kept whole (`shortern_names` is HTA 0.5's
+        spelling, `shorten_names` 0.6's; both accepted)."""
         return annotations.kernels_with_annotations(self._tables()[self._ranks([rank])[0]],
                                                     expand_names)
 
