@@ -8,7 +8,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { request } from "../lib/transport.js";
 import { AFTER, BEFORE, CSS } from "./style.js";
-import { startView } from "../lib/view_state.js";
+import { startView, stopView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-compare-style";
 const TABS = [["steps", "Steps"], ["ops", "Ops"], ["memory", "Memory"]];
@@ -289,8 +289,7 @@ export class CompareView {
   }
 
   dispose() {
-    this.disposed = true;
-    this.abort.abort();
+    stopView(this);
     for (const views of this.views) views?.clear?.();
     this.views = [];
   }

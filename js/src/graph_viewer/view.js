@@ -18,6 +18,7 @@ import { OVERVIEW_ZOOM, Overview } from "./overview.js";
 import { unpackLayout } from "./packed.js";
 import { CSS } from "./style.js";
 import { decodeGraph } from "./wire.js";
+import { onTraits, stopView } from "../lib/view_state.js";
 
 const TRAITS = ["module", "op", "width", "merge_fusions", "show_metadata", "toggled_fusions", "whole_module"];
 const UNTOGGLING = ["module", "op", "merge_fusions"]; // a new graph: every fusion back to the rule
@@ -76,19 +77,17 @@ export class GraphView {
       return;
     }
     this.build();
-    this.onChange = () => this.refresh();
-    for (const t of TRAITS) model.on(`change:${t}`, this.onChange);
+    onTraits(this, TRAITS, () => this.refresh());
     this.dropKeys = ownKeys(el, (e, target) => this.key(e, target));
     this.dropTheme = onThemeChange(() => { if (this.graph) this.draw(); });
     this.refresh();
   }
 
   dispose() {
-    this.disposed = true;
+    stopView(this);
     this.draws += 1;
     this.layouter.dispose();
     clearTimeout(this.searchTimer);
-    if (this.onChange) for (const t of TRAITS) this.model.off(`change:${t}`, this.onChange);
     this.dropKeys?.();
     this.dropTheme?.();
   }

@@ -9,7 +9,7 @@
 import { loadBokeh } from "../charts/bokeh.js";
 import { h } from "./dom.js";
 import { RequestError, request } from "./transport.js";
-import { startView } from "./view_state.js";
+import { listen, startView, stopView } from "./view_state.js";
 
 export const BUSY = "Waiting for the kernel (a cell may be running)…";
 
@@ -24,8 +24,7 @@ export const chartChoiceMethods = {
 
   /** Listens to the model (the [event, handler] pairs, dropped on dispose), then loads the charts. */
   begin(listeners) {
-    this.listeners = listeners;
-    for (const [event, fn] of listeners) this.model.on(event, fn);
+    listen(this, listeners);
     this.start().catch((error) => this.fail(error));
   },
 
@@ -76,9 +75,7 @@ export const chartChoiceMethods = {
   },
 
   dispose() {
-    this.disposed = true;
-    this.abort.abort();
-    for (const [event, fn] of this.listeners ?? []) this.model.off(event, fn);
+    stopView(this);
     this.charts?.dispose();
   },
 };

@@ -12,7 +12,7 @@ import { clearCharts, drawCharts } from "../charts/embed.js";
 import { h } from "./dom.js";
 import { RequestError, request } from "./transport.js";
 import { toolCSS } from "./toolstyle.js";
-import { startView } from "./view_state.js";
+import { onTraits, startView, stopView } from "./view_state.js";
 
 /** A row of labelled values: [[label, value, title], ...]. */
 export function tiles(list) {
@@ -40,15 +40,12 @@ export class ToolView {
     this.chartBox = h("div", { className: "xw-charts" });
     const parts = this.build();
     el.replaceChildren(h("style", {}, toolCSS(`.${rootClass}`)), ...parts.filter(Boolean), this.status);
-    this.onChange = () => this.refresh();
-    for (const trait of traits) model.on(`change:${trait}`, this.onChange);
+    onTraits(this, traits, () => this.refresh());
     this.refresh();
   }
 
   dispose() {
-    this.disposed = true;
-    this.abort.abort();
-    for (const trait of this.traits) this.model.off(`change:${trait}`, this.onChange);
+    stopView(this);
     clearCharts(this.views);
   }
 

@@ -11,7 +11,7 @@ import * as fmt from "../lib/format.js";
 import { CSS } from "./style.js";
 import { rowsOf } from "../lib/table.js";
 import { OpTable } from "./table.js";
-import { startView } from "../lib/view_state.js";
+import { onTraits, startView, stopView } from "../lib/view_state.js";
 
 const CONTROLS = ["group_by", "sort_by", "ops_shown", "top_90", "exclude_idle", "name_filter"];
 const GROUPS = [["program", "Program"], ["category", "Category"], ["provenance", "Framework op"]];
@@ -35,16 +35,13 @@ export class OpProfileView {
       needFused: (op) => this.fetchFused(op),
     });
     this.build();
-    this.onChange = () => this.scheduleRefresh();
-    for (const name of CONTROLS) model.on(`change:${name}`, this.onChange);
+    onTraits(this, CONTROLS, () => this.scheduleRefresh());
     this.refresh();
   }
 
   dispose() {
-    this.disposed = true;
-    this.abort.abort();
+    stopView(this);
     clearTimeout(this.filterTimer);
-    if (this.onChange) for (const name of CONTROLS) this.model.off(`change:${name}`, this.onChange);
     this.rooflineViews?.clear();
   }
 

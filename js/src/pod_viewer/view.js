@@ -6,7 +6,7 @@ import * as fmt from "../lib/format.js";
 import { DataTable, rowsOf } from "../lib/table.js";
 import { RequestError, request } from "../lib/transport.js";
 import { CSS } from "./style.js";
-import { startView } from "../lib/view_state.js";
+import { startView, stopView } from "../lib/view_state.js";
 
 const STYLE_ID = "xw-pod-viewer-style";
 
@@ -100,8 +100,7 @@ export class PodViewerView {
   }
 
   dispose() {
-    this.disposed = true;
-    this.abort.abort();
+    stopView(this);
     clearCharts(this.views);
   }
 }
