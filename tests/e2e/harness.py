@@ -300,6 +300,11 @@ class NotebookApp:
     def name(self) -> str:
         return self.front.name
 
+    @property
+    def key(self) -> str:
+        """The app's fixture name (lab, notebook7, classic), as notebook and picture names use it."""
+        return {"notebook": "notebook7"}.get(self.server.app, self.server.app)
+
     def notebook(self, name: str, cells: list[str]) -> Path:
         return write_notebook(self.server.root / name, cells)
 

@@ -28,6 +28,12 @@ CANVAS_IN = """(selector) => {
 }"""
 
 
+@pytest.fixture(params=APPS)
+def app(request):
+    """The test once in JupyterLab and once in Notebook 7."""
+    return request.getfixturevalue(request.param)
+
+
 def open_tool(app, name: str, code: str, root: str):
     page = app.open_and_run(app.notebook(f"{name}.ipynb", [code]))
     app.wait_ready(page, f"{root}[data-ready='1']")
@@ -74,10 +80,8 @@ def picture(page, widget, name: str) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", APPS)
-def test_framework_op_stats(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"fw_{app_name}", (
+def test_framework_op_stats(app):
+    page, widget = open_tool(app, f"fw_{app.key}", (
         f"import xprof_widgets as xw\nfw = xw.FrameworkOpStats({str(TPU)!r})\nfw"), ".xw-fw")
     charts = widget.locator(".xw-chart[data-drawn='1']")
     # the host's only time is idle: no host pies (one slice says nothing)
@@ -116,7 +120,7 @@ def test_framework_op_stats(request, app_name):
     widget.locator("th[data-key='rank']").click()
     widget.locator("th[data-key='rank']").click()  # numbers sort largest first; again: 1, 2, ...
     assert column(widget, "rank")[:2] == ["1", "2"]
-    if app_name == "lab":
+    if app.key == "lab":
         picture(page, widget, "framework_op_stats_tpu")
 
 
@@ -131,10 +135,8 @@ def test_framework_op_stats_of_tensorflow_on_the_host(notebook7):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", APPS)
-def test_kernel_stats(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"ks_{app_name}", (
+def test_kernel_stats(app):
+    page, widget = open_tool(app, f"ks_{app.key}", (
         f"import xprof_widgets as xw\nks = xw.KernelStats({str(GPU)!r})\nks"), ".xw-ks")
     total = int(harness.run_in_kernel(page, "print(len(ks.to_dataframe()))"))
     assert rows_shown(widget) == total == 88
@@ -149,7 +151,7 @@ def test_kernel_stats(request, app_name):
     rows = download_csv(page, widget)
     assert len(rows) == rows_shown(widget) and rows[0]["block_dim"].count(",") == 2
     widget.locator(".xw-dt-filter").fill("")
-    if app_name == "lab":
+    if app.key == "lab":
         picture(page, widget, "kernel_stats_gpu")
 
 
@@ -197,10 +199,8 @@ def test_tpu_custom_calls_have_no_cost_model(lab):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", APPS)
-def test_hlo_stats(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"hlo_{app_name}", (
+def test_hlo_stats(app):
+    page, widget = open_tool(app, f"hlo_{app.key}", (
         f"import xprof_widgets as xw\nxw.HloStats({str(TPU)!r})"), ".xw-hlo")
     assert rows_shown(widget) == 17
     widget.locator("select[data-facet='category']").select_option("copy-done")
@@ -214,15 +214,13 @@ def test_hlo_stats(request, app_name):
     assert {"broadcast_add_fusion", "broadcast_add_fusion.1", "broadcast_add_fusion.2"} <= names
     assert rows_shown(widget) < 17
     widget.locator(".xw-dt-filter").fill("")
-    if app_name == "lab":
+    if app.key == "lab":
         picture(page, widget, "hlo_stats_tpu")
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", APPS)
-def test_roofline_model(request, app_name):
-    app = request.getfixturevalue(app_name)
-    page, widget = open_tool(app, f"roof_{app_name}", (
+def test_roofline_model(app):
+    page, widget = open_tool(app, f"roof_{app.key}", (
         f"import xprof_widgets as xw\nroof = xw.RooflineModel({str(SYNTHETIC_TPU)!r})\nroof"),
         ".xw-roof")
     page.wait_for_function("() => Number(document.querySelector('.xw-roof').dataset.points) > 0",
@@ -253,7 +251,7 @@ def test_roofline_model(request, app_name):
     page.wait_for_function(
         f"() => document.querySelector('.xw-roof').dataset.points === '{all_points}'",
         timeout=20_000)
-    if app_name == "lab":
+    if app.key == "lab":
         picture(page, widget, "roofline_model_tpu")
 
 
