@@ -78,13 +78,8 @@ class HloStats(CsvExport, RequestWidget):
 
 
 class RooflineModel(CsvExport, RequestWidget):
-    """Programs (whole profile, per step) and ops against the device's roofs.
-
-    Args:
-        path_or_profile: a logdir, run directory, `.xplane.pb` file, fsspec URL, or a `Profile`
-            from `xprof_widgets.open_profile`.
-        run, host: which run and host(s) to open (default: the newest run, every host).
-    """
+    """Programs (whole profile, per step) and ops against the device's roofs; opened from the
+    same arguments as `HloStats`."""
 
     _bundle = "roofline_model.js"
 
