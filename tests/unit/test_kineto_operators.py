@@ -17,12 +17,12 @@ import re
 from pathlib import Path
 
 import pytest
+from test_kineto_self_time import same_as_key_averages
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kineto_operators import COLUMNS, is_tensor_core_eligible, operators
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "torch_self_time"
-TOLERANCE_US = 1e-3  # PyTorch sums float microseconds of nanosecond times (see test_kineto_self_time)
 GEMM = "sm90_xmma_gemm_f16f16_f16f32"  # Tensor Cores: yes
 ADD = "void at::native::vectorized_elementwise_kernel<4, add>"  # no
 TRITON = "triton_poi_fused_add_0"  # unknown
@@ -43,11 +43,8 @@ def test_by_input_shape_equals_key_averages(by_shape):
     assert len({name for name, _ in by_shape}) < len(by_shape)  # some op ran with two shapes
     for key, row in by_shape.items():
         expected = theirs[key]
-        assert row.calls == expected["count"], key
-        assert row.host_total_time_us == pytest.approx(expected["cpu_time_total_us"],
-                                                       abs=TOLERANCE_US), key
-        assert row.host_self_time_us == pytest.approx(expected["self_cpu_time_total_us"],
-                                                      abs=TOLERANCE_US), key
+        same_as_key_averages(row.calls, row.host_total_time_us, row.host_self_time_us,
+                             expected, key)
     assert {name for name, _ in set(theirs) - set(by_shape)} == {
         "my_block", "optimizer_block", "scaled_tanh_grad", "Optimizer.step#SGD.step",
         "Optimizer.zero_grad#SGD.zero_grad"}

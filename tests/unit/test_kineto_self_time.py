@@ -22,6 +22,15 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "torch_self_time"
 TOLERANCE_US = 1e-3
 
 
+def same_as_key_averages(calls: int, total_us: float, self_us: float, theirs: dict,
+                         key: object) -> None:
+    """A row's calls, total and self time as key_averages() states them (`theirs`: one of its
+    rows), each time within TOLERANCE_US."""
+    assert calls == theirs["count"], key
+    assert total_us == pytest.approx(theirs["cpu_time_total_us"], abs=TOLERANCE_US), key
+    assert self_us == pytest.approx(theirs["self_cpu_time_total_us"], abs=TOLERANCE_US), key
+
+
 @pytest.fixture(scope="module")
 def host_rows():
     table = xw.FrameworkOpStats(xw.open_profile(DATA / "trace.json.gz")).to_dataframe()
@@ -39,11 +48,8 @@ def test_every_op_equals_key_averages(host_rows, key_averages):
     assert len(host_rows) > 50
     for name, row in host_rows.items():
         theirs = key_averages[name]
-        assert row.occurrences == theirs["count"], name
-        assert row.total_time_us == pytest.approx(theirs["cpu_time_total_us"],
-                                                  abs=TOLERANCE_US), name
-        assert row.total_self_time_us == pytest.approx(theirs["self_cpu_time_total_us"],
-                                                       abs=TOLERANCE_US), name
+        same_as_key_averages(row.occurrences, row.total_time_us, row.total_self_time_us,
+                             theirs, name)
 
 
 def test_only_annotations_have_no_row(host_rows, key_averages):
