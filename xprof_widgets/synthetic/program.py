@@ -251,21 +251,19 @@ def make_program(
     ]
     head = param((d_model, vocab))
     scale = b.add("constant", (), [], "", dtype=F32)
+
+    def attention_scores(source: str, name: str) -> str:
+        """The scores' fusion (q against 512 keys), forward and as its gradient."""
+        return b.add("fusion", (tokens, 3 * d_model), [source], name, "convolution fusion",
+                     "kOutput", flops=2 * tokens * 3 * d_model * 512)
+
     saved = []
     h = x
     for i, (w_qkv, w_o, w_up, w_down) in enumerate(weights):
         s = f"layer_{i}"
         ln = b.loop([h], f"{s}/layer_norm")
         qkv = b.matmul(ln, w_qkv, f"{s}/attention/qkv", fused=False)
-        scores = b.add(
-            "fusion",
-            (tokens, 3 * d_model),
-            [qkv],
-            f"{s}/attention/scores",
-            "convolution fusion",
-            "kOutput",
-            flops=2 * tokens * 3 * d_model * 512,
-        )
+        scores = attention_scores(qkv, f"{s}/attention/scores")
         if custom_call:
             probs = b.add("custom-call", b.get(scores).dims, [scores],
                           f"{s}/attention/pallas_softmax", "custom-call")
@@ -367,15 +365,7 @@ def make_program(
                 fused=True,
             )
             g_scores = b.loop([g_probs, probs], f"{s}/attention/softmax_grad")
-            g_qkv = b.add(
-                "fusion",
-                (tokens, 3 * d_model),
-                [g_scores],
-                f"{s}/attention/scores_t",
-                "convolution fusion",
-                "kOutput",
-                flops=2 * tokens * 3 * d_model * 512,
-            )
+            g_qkv = attention_scores(g_scores, f"{s}/attention/scores_t")
             dw_qkv = b.add(
                 "fusion",
                 (d_model, 3 * d_model),
