@@ -151,19 +151,27 @@ def assert_series_equal(ours: dict, hta: dict, by: str, value: str) -> set:
     return skip
 
 
-def assert_queues_equal(ours: dict, hta: dict, summary: pd.DataFrame | None,
-                        hta_summary: pd.DataFrame | None) -> None:
-    skip = assert_series_equal(ours, hta, "stream", "queue_length")
+def assert_summaries_equal(summary: pd.DataFrame | None, hta_summary: pd.DataFrame | None,
+                           skip: set) -> None:
+    """`describe()` tables: the same rows and columns; equal values (FLOAT_SUM_ORDER) where no
+    (rank, key) is in `skip` (INSTANT_ORDER)."""
     if hta_summary is None:
         assert summary is None
         return
     assert summary.columns.tolist() == hta_summary.columns.tolist()
     assert summary.index.tolist() == sorted(hta_summary.index.tolist())
     shared = [k for k in summary.index if k not in skip]
-    pd.testing.assert_frame_equal(summary.loc[shared], hta_summary.loc[shared],
-                                  check_dtype=False, check_names=False, check_index_type=False)
-    counts = ("queue_length", "count")
-    assert summary[counts].equals(hta_summary.loc[summary.index, counts])
+    np.testing.assert_allclose(summary.loc[shared].to_numpy(np.float64),
+                               hta_summary.loc[shared].to_numpy(np.float64), rtol=1e-9)
+
+
+def assert_queues_equal(ours: dict, hta: dict, summary: pd.DataFrame | None,
+                        hta_summary: pd.DataFrame | None) -> None:
+    assert_summaries_equal(summary, hta_summary,
+                           assert_series_equal(ours, hta, "stream", "queue_length"))
+    if summary is not None:  # every launch and kernel is a step, tied or not
+        counts = ("queue_length", "count")
+        assert summary[counts].equals(hta_summary.loc[summary.index, counts])
 
 
 def assert_blocked_equal(ours: pd.DataFrame, hta: pd.DataFrame, skip: set) -> None:
@@ -181,13 +189,8 @@ def assert_blocked_equal(ours: pd.DataFrame, hta: pd.DataFrame, skip: set) -> No
 
 def assert_bandwidth_equal(ours: dict, hta: dict, summary: pd.DataFrame | None,
                            hta_summary: pd.DataFrame | None) -> None:
-    skip = assert_series_equal(ours, hta, "name", "memory_bw_gbps")
-    if hta_summary is None:
-        assert summary is None
-        return
-    shared = [k for k in hta_summary.index if k not in skip]
-    np.testing.assert_allclose(summary.loc[shared].to_numpy(np.float64),
-                               hta_summary.loc[shared].to_numpy(np.float64), rtol=1e-9)
+    assert_summaries_equal(summary, hta_summary,
+                           assert_series_equal(ours, hta, "name", "memory_bw_gbps"))
 
 
 def assert_stats_equal(ours: pd.DataFrame | None, hta: pd.DataFrame | None, keys: list[str]
