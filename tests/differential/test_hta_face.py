@@ -538,3 +538,14 @@ def test_visualize_shows_our_widgets(monkeypatch):
     face.get_cuda_kernel_launch_stats()
     assert [type(w).__name__ for w in shown] == ["Overview", "KernelStats", "TraceViewer"]
     assert all(w.profile is face.profile for w in shown)
+
+
+def test_no_communication_no_stragglers():
+    """NO_PROBE: on one rank without NCCL kernels HTA's straggler metric raises (no kernel to
+    probe); ours answers no straggler and warns."""
+    path = CORPUS / "hta" / "mtia_trace_single_rank" / "mtia_rank_0.json.gz"
+    with hta_on(path) as a, pytest.raises(ValueError):
+        a.get_potential_stragglers()
+    with pytest.warns(UserWarning, match="no stragglers"):
+        assert xw.TraceAnalysis(trace_dir=path).get_potential_stragglers() == []
+

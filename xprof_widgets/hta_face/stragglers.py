@@ -5,11 +5,13 @@ that run at least 1% of a mean step, take each rank's last one per stream, step 
 (stream, name) whose duration varies most across ranks (mean over steps of the standard
 deviation) is the probe, and its start, as a share of a mean step from the first event, is the
 metric. In each step the `num_candidates` ranks that start it latest are counted; the ranks
-counted most often are the potential stragglers.
+counted most often are the potential stragglers. Where no such kernel runs on two ranks
+(a single rank, no NCCL), HTA raises; here the answer is no straggler, with a warning.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import pandas as pd
@@ -41,7 +43,10 @@ def straggler_counts(events: pd.DataFrame, num_candidates: int) -> pd.Series:
     last["metric"] = (last["ts"] - t_min) / mean_step
     last["duration"] = last["dur"] / mean_step
     spread = last.groupby(["stream", "iteration", "name"])["duration"].std()
-    stream, name = spread.groupby(["stream", "name"]).mean().idxmax()
+    spread = spread.groupby(["stream", "name"]).mean().dropna()
+    if not len(spread):  # no NCCL kernel long enough on two ranks: no probe
+        return pd.Series(dtype="int64")
+    stream, name = spread.idxmax()
     probe = last[(last["stream"] == stream) & (last["name"] == name)]
     counts = pd.Series(0, index=sorted(probe["rank"].unique()), dtype="int64")
     for _, group in probe.groupby("iteration"):
@@ -63,4 +68,8 @@ def potential_stragglers(tables: dict[int, pd.DataFrame], wanted: Sequence[int] 
     events = pd.concat([t.assign(rank=r) for r, t in tables.items()], ignore_index=True)
     events = events[events["iteration"].isin(chosen)]
     counts = straggler_counts(events, max(num_candidates, 1))
+    if not len(counts):
+        warnings.warn(f"{sorted(tables)}: no NCCL kernel of a step runs on two ranks for 1% of "
+                      "a step or more, so no rank can be told to start late; no stragglers.",
+                      stacklevel=3)
     return counts.sort_values(ascending=False, kind="stable")[:num_candidates].index.tolist()
