@@ -1,32 +1,14 @@
 // The widget's stylesheet, scoped under .xw-mp, themed by JupyterLab's CSS variables.
 import { TABLE_CSS } from "../lib/table.js";
-import { THEME } from "../lib/theme.js";
+import { frameCSS, tilesCSS } from "../lib/view_style.js";
 
-export const CSS = `
-.xw-mp { ${THEME}
-  border: 1px solid var(--xw-border); border-radius: 3px; width: 100%; box-sizing: border-box; }
-.xw-mp * { box-sizing: border-box; }
-.xw-mp [hidden] { display: none !important; }
-.xw-mp-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; padding: 6px 10px;
-  border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
-.xw-mp-title { font-weight: 600; white-space: nowrap; }
-.xw-mp-source { color: var(--xw-fg2); overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
-  flex: 1 1 120px; min-width: 0; }
-.xw-mp-head label { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+export const CSS = `${frameCSS(".xw-mp")}
 .xw-mp-head select { font: inherit; color: var(--xw-fg); background: var(--xw-bg); border: 1px solid var(--xw-border1);
   border-radius: 3px; padding: 2px 4px; height: 24px; max-width: 300px; }
-.xw-mp-status { padding: 4px 10px; color: var(--xw-fg2); }
-.xw-mp-status:empty { display: none; }
-.xw-mp-error { color: var(--xw-error); white-space: pre-wrap; }
 .xw-mp-message { margin: 10px; padding: 8px 12px; border-left: 3px solid #757575; background: var(--xw-panel);
   line-height: 18px; max-width: 120ch; white-space: pre-wrap; }
 .xw-mp-message b { display: block; margin-bottom: 2px; }
-.xw-mp-summary { padding: 8px 10px; border-bottom: 1px solid var(--xw-border); }
-.xw-mp-tiles { display: flex; flex-wrap: wrap; gap: 6px 22px; align-items: baseline; }
-.xw-mp-tile { display: flex; flex-direction: column; min-width: 90px; }
-.xw-mp-tile-label { color: var(--xw-fg2); font-size: 11px; }
-.xw-mp-tile-value { font-size: 15px; font-weight: 600; font-variant-numeric: tabular-nums; }
-.xw-mp-tile-sub { color: var(--xw-fg2); font-size: 11px; font-variant-numeric: tabular-nums; }
+${tilesCSS(".xw-mp", { gap: 22, minWidth: 90 })}
 .xw-mp-timeline { display: flex; gap: 10px; align-items: flex-start; padding: 4px 10px; }
 .xw-mp-plot { flex: 1 1 auto; min-width: 0; }
 .xw-mp-chart { width: 100%; min-height: 40px; cursor: crosshair; }

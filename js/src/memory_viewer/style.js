@@ -1,34 +1,14 @@
 // The widget's stylesheet, scoped under .xw-mv, themed by JupyterLab's CSS variables (with
 // fallbacks for other front ends).
 import { EMPTY_CSS } from "../lib/empty.js";
-import { THEME } from "../lib/theme.js";
+import { frameCSS, tilesCSS } from "../lib/view_style.js";
 
-export const CSS = `
-.xw-mv {
-  ${THEME}
-  border: 1px solid var(--xw-border); border-radius: 3px; width: 100%; box-sizing: border-box;
-}
-.xw-mv * { box-sizing: border-box; }
-.xw-mv [hidden] { display: none !important; }
-.xw-mv-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; padding: 6px 10px;
-  border-bottom: 1px solid var(--xw-border); background: var(--xw-panel); }
-.xw-mv-title { font-weight: 600; white-space: nowrap; }
-.xw-mv-source { color: var(--xw-fg2); overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
-  flex: 1 1 120px; min-width: 0; }
-.xw-mv-head label { display: inline-flex; align-items: center; gap: 5px; white-space: nowrap; }
+export const CSS = `${frameCSS(".xw-mv")}
 .xw-mv select { font: inherit; color: var(--xw-fg); background: var(--xw-bg); border: 1px solid var(--xw-border1);
   border-radius: 3px; padding: 2px 4px; height: 24px; max-width: 300px; }
-.xw-mv-status { padding: 4px 10px; color: var(--xw-fg2); }
 .xw-mv-muted { color: var(--xw-fg2); }
-.xw-mv-status:empty { display: none; }
-.xw-mv-error { color: var(--xw-error); white-space: pre-wrap; }
 ${EMPTY_CSS}
-.xw-mv-summary { padding: 8px 10px; border-bottom: 1px solid var(--xw-border); }
-.xw-mv-tiles { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: baseline; }
-.xw-mv-tile { display: flex; flex-direction: column; min-width: 80px; }
-.xw-mv-tile-label { color: var(--xw-fg2); font-size: 11px; }
-.xw-mv-tile-value { font-size: 15px; font-weight: 600; font-variant-numeric: tabular-nums; }
-.xw-mv-tile-sub { color: var(--xw-fg2); font-size: 11px; font-variant-numeric: tabular-nums; }
+${tilesCSS(".xw-mv", { gap: 16, minWidth: 80 })}
 .xw-mv-swatch { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 4px; }
 .xw-mv-peak { margin-top: 6px; color: var(--xw-fg2); }
 .xw-mv-peak code, .xw-mv-card code { font-family: var(--xw-mono); color: var(--xw-fg); }
