@@ -184,6 +184,14 @@ def profile_title(profile: Any) -> str:
     return f"{profile.source}{run}"
 
 
+def checked_choice(value: str, choices: Sequence[str] | None, problem: str) -> str:
+    """`value` when it is one of `choices` (None: nothing to check against yet); else a
+    TraitError saying `problem`, then the choices."""
+    if choices is not None and value not in choices:
+        raise traitlets.TraitError(f"{problem}{', '.join(choices)}")
+    return value
+
+
 def describe(exc: BaseException) -> str:
     """The message a view shows for a failed request: ours verbatim, others with their type."""
     if isinstance(exc, ProfileError):

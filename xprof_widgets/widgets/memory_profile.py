@@ -38,7 +38,7 @@ from ..errors import ProfileError
 from ..opening import open_profile
 from ..profile.model import Profile
 from . import _charts
-from ._base import RequestWidget, handler, jsonable, profile_title
+from ._base import RequestWidget, checked_choice, handler, jsonable, profile_title
 from ._table import CsvExport, columnar
 from .memory_viewer import unit_of
 
@@ -105,18 +105,14 @@ class MemoryProfile(RequestWidget, CsvExport):
     @traitlets.validate("host")
     def _check_host(self, proposal: dict) -> str:
         host = proposal["value"]
-        if self._choices and host not in self._choices:
-            raise traitlets.TraitError(f"no allocator events on host {host!r}; hosts with "
-                                       f"them: {', '.join(self._choices)}")
-        return host
+        return checked_choice(host, list(self._choices) if self._choices else None,
+                              f"no allocator events on host {host!r}; hosts with them: ")
 
     @traitlets.validate("memory_id")
     def _check_memory_id(self, proposal: dict) -> str:
         memory_id = str(proposal["value"])
-        if self._choices and memory_id not in self._choices.get(self.host, []):
-            raise traitlets.TraitError(f"host {self.host} has no allocator {memory_id!r}; it "
-                                       f"has {', '.join(self._choices.get(self.host, []))}")
-        return memory_id
+        return checked_choice(memory_id, self._choices.get(self.host, []) if self._choices
+                              else None, f"host {self.host} has no allocator {memory_id!r}; it has ")
 
     @traitlets.observe("host")
     def _host_changed(self, change: dict) -> None:

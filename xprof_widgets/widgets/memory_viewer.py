@@ -31,7 +31,7 @@ from ..profile.hlo import HloModule
 from ..profile.model import Profile
 from ..profile.schema import MEMORY_SPACES
 from . import _charts
-from ._base import RequestWidget, handler, jsonable, profile_title
+from ._base import RequestWidget, checked_choice, handler, jsonable, profile_title
 
 MAX_BUCKETS = 2000
 """The memory curve keeps the lowest and highest point of each of this many buckets (padded
@@ -160,10 +160,8 @@ class MemoryViewer(RequestWidget):
     @traitlets.validate("memory_space")
     def _check_space(self, proposal: dict) -> str:
         space = _space_name(proposal["value"])
-        if self._spaces and space not in self._spaces:
-            raise traitlets.TraitError(f"module {self.module} has no buffers in {space}; it has "
-                                       f"{', '.join(self._spaces)}")
-        return space
+        return checked_choice(space, self._spaces or None,
+                              f"module {self.module} has no buffers in {space}; it has ")
 
     @traitlets.observe("module")
     def _module_changed(self, change: dict) -> None:
