@@ -152,11 +152,9 @@ def test_a_faster_loader_in_notebook7(notebook7):
 
 @pytest.mark.e2e
 def test_a_run_without_steps_says_so_in_the_steps_tab(lab):
-    cells = [("import xprof_widgets as xw\n"
-             f"cmp = xw.compare({str(PAIRS / 'loader_fast.xplane.pb')!r}, "
-             f"{str(PAIRS.parent / 'tpu_v6e_inference.xplane.pb')!r})\ncmp")]
-    page = lab.show("compare_no_steps.ipynb", cells, READY)
-    message = page.locator(".xw-compare [data-panel='steps'] .xw-cmp-message").inner_text()
+    page, widget = open_comparison(lab, "compare_no_steps", f"{PAIRS.name}/loader_fast.xplane.pb",
+                                   "tpu_v6e_inference.xplane.pb", where=PAIRS.parent)
+    message = widget.locator("[data-panel='steps'] .xw-cmp-message").inner_text()
     assert "(after) has no steps" in message and "StepTraceAnnotation" in message
     assert "not aligned" in page.locator(".xw-cmp-traces").inner_text()
     page.locator(".xw-cmp-tabs button[data-tab='ops']").click()
