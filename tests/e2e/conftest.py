@@ -131,6 +131,12 @@ def notebook7(notebook_server, browser, timings):
     app.close()
 
 
+@pytest.fixture(params=["lab", "notebook7"])
+def app(request):
+    """The test once in JupyterLab and once in Notebook 7 (`app.key` says which)."""
+    return request.getfixturevalue(request.param)
+
+
 @pytest.fixture
 def classic(classic_server, browser, timings):
     """The classic Notebook 6.5 (Colab's widget stack; test_e2e_colab_classic.py)."""

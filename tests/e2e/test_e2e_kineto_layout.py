@@ -23,15 +23,13 @@ def kernel(page, code: str) -> str:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
-def test_kernel_stats_kineto_layout(request, app_name):
-    app = request.getfixturevalue(app_name)
+def test_kernel_stats_kineto_layout(app):
     cells = [f"import xprof_widgets as xw\nks = xw.KernelStats({str(NCCL)!r})\nks"]
-    page = app.show(f"kineto_layout_ks_{app_name}.ipynb", cells, ".xw-ks[data-ready='1']", width=WIDTH)
+    page = app.show(f"kineto_layout_ks_{app.key}.ipynb", cells, ".xw-ks[data-ready='1']", width=WIDTH)
     widget = page.locator(".xw-ks")
     widget.locator("tbody tr").first.wait_for(timeout=30_000)
     widget.locator(".xw-chart[data-drawn='1'] .xw-pie-legend").wait_for(timeout=30_000)
-    picture(page, widget, "kineto_layout_kernel_stats" + ("" if app_name == "lab" else f"_{app_name}"))
+    picture(page, widget, "kineto_layout_kernel_stats" + ("" if app.key == "lab" else f"_{app.key}"))
 
     # the plugin's kernel view columns: blocks per SM, est. achieved occupancy, Tensor Cores used
     shown = widget.locator("thead th").evaluate_all(
@@ -146,19 +144,17 @@ def _inside(widget, inner: str, outer: str) -> list[str]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("app_name", ["lab", "notebook7"])
-def test_resnet50_v100_layout(request, app_name):
+def test_resnet50_v100_layout(app):
     """torch-tb-profiler's ResNet50 V100 sample at 1,100 px: the Overview's top framework ops
     card shows its last column, Kernel Stats' Tensor Core columns are in view beside the kernel
     names, and the Trace Viewer has no row headed only `Process` / `Thread` (issue 30)."""
-    app = request.getfixturevalue(app_name)
     cells = ["import xprof_widgets as xw",
              f"ov = xw.Overview({str(RESNET50)!r})\nov",
              f"ks = xw.KernelStats({str(RESNET50)!r})\nks",
              f"tv = xw.TraceViewer({str(RESNET50)!r})\ntv"]
-    page = app.show(f"kineto_layout_rn50_{app_name}.ipynb", cells,
+    page = app.show(f"kineto_layout_rn50_{app.key}.ipynb", cells,
                     ".xw-trace-viewer[data-ready='1']", width=NARROW)
-    suffix = "" if app_name == "lab" else f"_{app_name}"
+    suffix = "" if app.key == "lab" else f"_{app.key}"
 
     overview = page.locator(".xw-overview")
     card = overview.locator("[data-card='framework-ops']")
@@ -182,7 +178,7 @@ def test_resnet50_v100_layout(request, app_name):
     assert shown.index("is_op_tensor_core_eligible") < shown.index("op_name")
     # in JupyterLab (~650 px) names are cut to 32 characters (a function's name whole), so the
     # times up to Min stay in view
-    keys = shown[:shown.index("op_name" if app_name == "notebook7" else "min_duration_us") + 1]
+    keys = shown[:shown.index("op_name" if app.key == "notebook7" else "min_duration_us") + 1]
     cut = _inside(ks, ", ".join(f"th[data-key='{k}']" for k in keys if k != "op_name"),
                   ".xw-dt-scroll")
     assert cut == [], cut

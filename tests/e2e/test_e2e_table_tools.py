@@ -28,12 +28,6 @@ CANVAS_IN = """(selector) => {
 }"""
 
 
-@pytest.fixture(params=APPS)
-def app(request):
-    """The test once in JupyterLab and once in Notebook 7."""
-    return request.getfixturevalue(request.param)
-
-
 def open_tool(app, name: str, code: str, root: str):
     page = app.open_and_run(app.notebook(f"{name}.ipynb", [code]))
     app.wait_ready(page, f"{root}[data-ready='1']")
