@@ -9,12 +9,7 @@ const CLICK_SLOP_PX = 4;
 export class TimelineChart {
   /** on: {hover(index), click(timeUs)}. */
   constructor(bokeh, item, container, on) {
-    this.bokeh = bokeh;
-    this.item = item;
-    this.container = container;
-    this.on = on;
-    this.manager = null;
-    this.down = null;
+    Object.assign(this, { bokeh, item, container, on, manager: null, down: null });
   }
 
   async embed(signal) {

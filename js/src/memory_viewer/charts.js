@@ -12,15 +12,8 @@ export const BAR_KEYS = ["program", "size", "padding"];
 export class Charts {
   /** containers: {curve, program, size, padding} elements; on: {hover(row), pick(row | null)}. */
   constructor(bokeh, items, containers, on) {
-    this.bokeh = bokeh;
-    this.items = items;
-    this.containers = containers;
-    this.on = on;
-    this.managers = [];
-    this.plots = {};
-    this.bars = {};
-    this.rows = null;
-    this.syncing = false;
+    Object.assign(this, { bokeh, items, containers, on, managers: [], plots: {}, bars: {}, rows: null,
+      syncing: false });
   }
 
   async embed(signal) {
