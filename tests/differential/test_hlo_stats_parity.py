@@ -40,6 +40,9 @@ REL = 1e-15
 bytes) through a few operations in another order, each rounding by half an ulp; 1e-15 is 4.5
 ulps at least, and every fixture is within it (1e-9 before: a million times looser)."""
 GIB = 2**30 / 1e9  # ours (GB/s) per XProf's GiB/s
+BANDWIDTHS = [(f"{m}_bw", f"{m}_bw_gbps", GIB) for m in ("measured_memory", "hbm", "cmem_read",
+                                                           "cmem_write")]
+"""The bandwidths both tables have: XProf's GiB/s, our GB/s."""
 HLO_TEXT = ["program_id", "category", "hlo_op_name", "hlo_op_expression", "tf_op_name",
             "bound_by"]
 HLO_NUMBERS = [  # (XProf, ours, ours / XProf)
@@ -48,8 +51,7 @@ HLO_NUMBERS = [  # (XProf, ours, ours / XProf)
     ("cumulative_total_self_time_percent", "cumulative_total_self_time_pct", 1),
     ("model_flop_rate", "model_flop_rate_gflops", 1),
     ("normalized_flop_rate", "normalized_flop_rate_gflops", 1),
-    ("measured_memory_bw", "measured_memory_bw_gbps", GIB), ("hbm_bw", "hbm_bw_gbps", GIB),
-    ("cmem_read_bw", "cmem_read_bw_gbps", GIB), ("cmem_write_bw", "cmem_write_bw_gbps", GIB),
+    *BANDWIDTHS,
     ("operational_intensity", "operational_intensity", 1),
 ]
 ROOF_TEXT = [("category", "category"), ("operation", "operation"), ("bound_by", "bound_by"),
@@ -60,8 +62,7 @@ ROOF_NUMBERS = [
     ("cumulative_total_self_time_percent", "cumulative_total_self_time_pct", 100),
     ("measured_flop_rate", "measured_flop_rate_gflops", 1),
     ("model_flop_rate", "model_flop_rate_gflops", 1),
-    ("measured_memory_bw", "measured_memory_bw_gbps", GIB), ("hbm_bw", "hbm_bw_gbps", GIB),
-    ("cmem_read_bw", "cmem_read_bw_gbps", GIB), ("cmem_write_bw", "cmem_write_bw_gbps", GIB),
+    *BANDWIDTHS,
     ("vmem_read_bw", "vmem_read_bw_gbps", GIB), ("vmem_write_bw", "vmem_write_bw_gbps", GIB),
     ("operational_intensity", "operational_intensity", 1),
     ("hbm_operational_intensity", "hbm_operational_intensity", 1),
