@@ -32,13 +32,13 @@ def test_the_pod_trace_viewer_lists_hosts_and_streams_a_picked_one(lab):
     page = lab.open_and_run(lab.notebook("pod_trace.ipynb", cells), timeout=120)
     lab.wait_ready(page, READY, timeout=180)
     viewer = page.locator(".xw-trace-viewer")
-    menu = viewer.locator(".xw-tv-hosts summary")
+    menu = viewer.locator(".xw-tv-host-menu summary")
     assert menu.inner_text() == "Hosts (0 of 16 shown)"
     assert rows(page) == 16  # one row per host
     page.wait_for_timeout(500)
     harness.screenshot(viewer, "pod_trace_hosts")
     harness.run_in_kernel(page, "tv.hosts = [pod.hosts[0]]")
-    page.wait_for_function("() => document.querySelector('.xw-tv-hosts summary').textContent"
+    page.wait_for_function("() => document.querySelector('.xw-tv-host-menu summary').textContent"
                            ".startsWith('Hosts (1 of 16')", timeout=60_000)
     before = rows(page)
 
@@ -47,7 +47,7 @@ def test_the_pod_trace_viewer_lists_hosts_and_streams_a_picked_one(lab):
     page.wait_for_function("() => document.querySelector('.xw-trace-viewer').dataset.rows === '1'",
                            timeout=30_000)
     viewer.locator("canvas").click(position={"x": 40, "y": AXIS_H + SECTION_H / 2})
-    page.wait_for_function("() => document.querySelector('.xw-tv-hosts summary').textContent"
+    page.wait_for_function("() => document.querySelector('.xw-tv-host-menu summary').textContent"
                            ".startsWith('Hosts (2 of 16')", timeout=60_000)
     assert "t1v-n-00000000-w-7" in harness.run_in_kernel(page, "print(tv.hosts)")
     page.wait_for_function("() => Number(document.querySelector('.xw-trace-viewer')"
@@ -61,7 +61,7 @@ def test_the_pod_trace_viewer_lists_hosts_and_streams_a_picked_one(lab):
     # the Hosts menu drops it again; search looks through the picked hosts
     menu.click()
     viewer.locator("input[data-host='t1v-n-00000000-w-7']").uncheck()
-    page.wait_for_function("() => document.querySelector('.xw-tv-hosts summary').textContent"
+    page.wait_for_function("() => document.querySelector('.xw-tv-host-menu summary').textContent"
                            ".startsWith('Hosts (1 of 16')", timeout=60_000)
     menu.click()
     search = viewer.locator(".xw-tv-search")

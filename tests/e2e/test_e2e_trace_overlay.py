@@ -29,13 +29,13 @@ def _curve(x0: float, y0: float, x1: float, y1: float, s: float) -> tuple[float,
 @pytest.mark.parametrize("app_name", ["lab", "notebook7"])
 def test_dlrm_collectives_linked_across_ranks(request, app_name):
     app = request.getfixturevalue(app_name)
-    cells = [f"import xprof_widgets as xw\np = xw.open_profile({str(DLRM)!r})\n"
+    cells = [(f"import xprof_widgets as xw\np = xw.open_profile({str(DLRM)!r})\n"
              "dv = xw.DistributedView(p)\ntv = xw.TraceViewer(p, height=560)\n"
              "first = dv.collective(0)\n"
              "tv.window = (first['start_us'].min() - 500, first['start_us'].max() + 1500)\n"
              "dv.link_collectives(tv)\n"
              "tv.pin(sorted(set(p.track_of(first['event'].to_numpy()).tolist())))  # NCCL streams\n"
-             "tv"]
+             "tv")]
     page = app.show(f"trace_overlay_{app_name}.ipynb", cells,
                     ".xw-trace-viewer[data-ready='1']", width=WIDTH)
     widget = page.locator(".xw-trace-viewer")

@@ -57,7 +57,7 @@ export const hostMethods = {
   buildHostMenu() {
     this.hostLabel = h("summary", { title: "Hosts shown with all their tracks; the others are one row of busy time each" });
     this.hostList = h("div", { className: "xw-tv-host-list" });
-    this.hostMenu = h("details", { className: "xw-tv-hosts" }, this.hostLabel, this.hostList);
+    this.hostMenu = h("details", { className: "xw-tv-hosts xw-tv-host-menu" }, this.hostLabel, this.hostList);
     this.fillHostMenu();
     return this.hostMenu;
   },
