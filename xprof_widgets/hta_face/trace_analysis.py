@@ -13,13 +13,16 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ..analysis.kineto import rank_of
 from ..errors import ProfileError
 from ..opening import open_profile
 from ..profile.locate import find_runs
 from ..profile.model import Profile
 from . import annotations, breakdowns, launches, memory_bw, sequences, stragglers
+from .critical_path import CPGraph, critical_path_graph
 from .events import rank_tables
 
 DEFAULT_TRACE_DIR = "/tmp/trace"
@@ -184,9 +187,47 @@ class TraceAnalysis:
         """`describe()` of the non-zero bandwidth per rank (default [0]) and kind of copy."""
         return memory_bw.bandwidth_summary(self.get_memory_bw_time_series(ranks))
 
+    # ---- critical path ------------------------------------------------------------------------
+    def critical_path_analysis(self, rank: int, annotation: str,
+                               instance_id: int | tuple[int, int] | None
+                               ) -> tuple[CPGraph, bool] | None:
+        """HTA's critical path of one rank within the `instance_id`-th event (or range of
+        them) whose name holds `annotation` ("" for the whole trace): the graph and whether
+        its longest path was found; None where no event is so named."""
+        rank = self._ranks([rank])[0]
+        graph = critical_path_graph(self._tables()[rank], rank, annotation, instance_id,
+                                    self._event_base(rank))
+        return None if graph is None else (graph, graph.critical_path())
+
+    def show_critical_path(self, critical_path_graph: CPGraph, tv: Any = None,
+                           show_all_edges: bool = False) -> Any:
+        """Lays the critical path over a Trace Viewer (`tv`, or a new one on this profile) as
+        the flow overlay "critical path" and returns it; nothing is written (NO_OVERLAID_FILE)."""
+        if tv is None:
+            import xprof_widgets as xw
+            tv = xw.TraceViewer(self.profile)
+        tv.overlay_flows("critical path", critical_path_graph.overlay_edges(show_all_edges))
+        return tv
+
+    def overlay_critical_path_analysis(self, rank: int, critical_path_graph: CPGraph,
+                                       output_dir: str | None = None,
+                                       only_show_critical_events: bool = True,
+                                       show_all_edges: bool = False) -> Any:
+        """HTA's overlay, as show_critical_path: the Trace Viewer with the overlay, no file
+        in `output_dir`; `only_show_critical_events` is not applied (the view keeps every
+        event)."""
+        return self.show_critical_path(critical_path_graph, show_all_edges=show_all_edges)
+
     # ---- plumbing ---------------------------------------------------------------------------
     def _tables(self) -> dict[int, pd.DataFrame]:
         return rank_tables(self.profile)
+
+    def _event_base(self, rank: int) -> int:
+        """The global id of the first event of the rank's host."""
+        hosts = self.profile.per_host()
+        counts = np.cumsum([0] + [h.n_events for h in hosts])
+        ranks = [rank_of(h) for h in hosts]
+        return int(counts[ranks.index(rank)])
 
     def _ranks(self, ranks: Sequence[int] | None) -> list[int]:
         """HTA's rank selection: [0] by default; a rank without a trace is an error."""
