@@ -81,6 +81,7 @@ def test_hta_edges_on_simple_add(simple_add):
 
     assert 27 in into(KERNEL_LAUNCH_DELAY, "void fft2d_r2c_32x32")["weight"].tolist()
     assert into(KERNEL_KERNEL_DELAY, "ampere_gcgemm_64x64_nt")["weight"].tolist() == [7]
+    assert into(KERNEL_LAUNCH_DELAY, "ampere_gcgemm_64x64_nt").empty  # NO_ZERO_WEIGHT_LAUNCH
     device_sync = into(SYNC_DEPENDENCY, "cudaDeviceSynchronize")
     src = graph.nodes["ev_idx"].to_numpy()[device_sync["begin"].to_numpy()]
     assert "void epilogue::impl::globalKernel<float, float, float, true, true>" in [
@@ -164,11 +165,61 @@ def test_tiny_trace_by_hand(tmp_path):
     assert not (tmp_path / "out").exists()  # NO_OVERLAID_FILE
 
 
+def test_backward_edges_left_out(tmp_path):
+    """BACKWARD_EDGES: k2 starts (40 us) before k1 on its stream ends (60 us); the -20 us
+    kernel-kernel edge is kept in `edges`, left out of the path, with a warning."""
+    def ev(name, ts, dur, cat, corr, gpu=False):
+        where = {"pid": 0, "tid": 7} if gpu else {"pid": 1, "tid": 1}
+        args = {"correlation": corr, **({"stream": 7, "device": 0} if gpu else {})}
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": args, **where}
+
+    events = [ev("cudaLaunchKernel", 0, 5, "cuda_runtime", 1),
+              ev("cudaLaunchKernel", 10, 5, "cuda_runtime", 2),
+              ev("k1", 20, 40, "kernel", 1, True), ev("k2", 40, 30, "kernel", 2, True)]
+    path = tmp_path / "overlap.pt.trace.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
+    analyzer = xw.TraceAnalysis(trace_dir=str(path))
+    with pytest.warns(UserWarning, match="1 edges end before they begin"):
+        graph, ok = analyzer.critical_path_analysis(0, "", None)
+    assert ok
+    gap = graph.edges[graph.edges["type"] == KERNEL_KERNEL_DELAY]
+    assert gap["weight"].tolist() == [-20]
+    assert not set(zip(gap["begin"], gap["end"])) & graph.critical_path_edges_set
+
+
+def test_event_syncs_not_linked():
+    """NO_EVENT_SYNC: cudaEventSynchronize's end has no sync edge into it here (HTA links it
+    to the kernel before the matching cudaEventRecord); the path is still found."""
+    trace = SIMPLE_ADD.parent / "cuda_event_sync"
+    analyzer = xw.TraceAnalysis(trace_dir=str(trace))
+    graph, ok = analyzer.critical_path_analysis(0, "ProfilerStep", 0)
+    assert ok
+    synced = graph.edges.loc[graph.edges["type"] == SYNC_DEPENDENCY, "end"].to_numpy()
+    names = graph.trace_df.set_index("index")["name"].astype(str)
+    into = names[graph.nodes["ev_idx"].to_numpy()[synced]].tolist()
+    assert "cudaEventSynchronize" in set(names) and "cudaEventSynchronize" not in into
+
+
 def test_unknown_annotation_answers_none(simple_add):
     """HTA returns None (and logs) where no event holds the annotation; ours warns too."""
     analyzer, _ = simple_add
     with pytest.warns(UserWarning, match="no event of rank 0"):
         assert analyzer.critical_path_analysis(0, "__no_such_annotation__", 0) is None
+
+
+def test_overlay_ids_of_a_later_rank():
+    """Rank 1 of a two-rank job: the overlay's ids are the profile's global ids (after rank
+    0's events), naming the same events as the graph's host-local `ev_idx`."""
+    analyzer = xw.TraceAnalysis(trace_dir=str(SIMPLE_ADD.parents[1] / "trace_filter"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph, ok = analyzer.critical_path_analysis(1, "", None)
+    assert ok and graph.event_base > 0
+    edges = graph.overlay_edges(show_all_edges=True)
+    profile = analyzer.profile
+    global_names = profile.metadata["name"].to_numpy()[profile.meta[edges["src"].to_numpy()]]
+    local_names = graph.trace_df.set_index("index")["name"].astype(str)
+    assert (global_names == local_names[edges["src"] - graph.event_base].to_numpy()).all()
 
 
 @pytest.mark.parametrize("path", KINETO_PUBLIC_GPU, ids=ids(KINETO_PUBLIC_GPU))
