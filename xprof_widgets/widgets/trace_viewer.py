@@ -169,7 +169,7 @@ class TraceViewer(RequestWidget):
                 "overlays": self._flow_overlays.of_event(int(event))}
 
     @handler("source")
-    def _source(self, event: int, frame: int = 0) -> dict:
+    def _source_lines(self, event: int, frame: int = 0) -> dict:
         """The source stack of the XLA op an event ran and the lines around one frame."""
         return source_answer(event_stack(self.profile, int(event)), frame)
 
