@@ -26,8 +26,8 @@ OURS = """
 import time
 t0 = time.perf_counter()
 import xprof_widgets as xw
-from xprof_widgets.analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
-from xprof_widgets.analysis.gpu_time import kernel_breakdown
+from xprof_widgets.analysis.kineto.gpu_time import comm_comp_overlap, idle_time_breakdown
+from xprof_widgets.analysis.kineto.gpu_time import kernel_breakdown
 from xprof_widgets.analysis.overview import time_breakdown
 p = xw.open_profile({path!r})
 t = time_breakdown(p); k = kernel_breakdown(p); o = comm_comp_overlap(p); i = idle_time_breakdown(p)

@@ -40,7 +40,8 @@ import pytest
 from references import hta_on, read_json, traces_holding
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.gpu_time import (
+from xprof_widgets.analysis.kineto import int_stat, meta_categories, rank_of
+from xprof_widgets.analysis.kineto.gpu_time import (
     STREAM_CATEGORIES,
     GpuWork,
     StreamKernels,
@@ -56,7 +57,6 @@ from xprof_widgets.analysis.gpu_time import (
     stream_kernels,
     time_breakdown_table,
 )
-from xprof_widgets.analysis.kineto import int_stat, meta_categories, rank_of
 from xprof_widgets.analysis.overview import time_breakdown
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public"

@@ -35,7 +35,7 @@ from hta.trace_diff import DeviceType, LabeledTrace, TraceDiff
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.compare import Comparison
-from xprof_widgets.analysis.trace_diff import step_events, trace_scope
+from xprof_widgets.analysis.kineto.trace_diff import step_events, trace_scope
 
 HTA_DIR = Path(__file__).resolve().parents[1] / "data" / "public" / "hta"
 PS_PER_US = 10**6

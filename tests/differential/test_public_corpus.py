@@ -22,7 +22,7 @@ from fixture_files import CHROME
 from recount import brute_depths, our_rows, recount_chrome, recount_xspace, shuffled_chrome
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_operators import has_operators
+from xprof_widgets.analysis.kineto.operators import has_operators
 from xprof_widgets.tools import TOOLS
 from xprof_widgets.widgets.profiler import Profiler
 

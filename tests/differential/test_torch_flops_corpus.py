@@ -12,8 +12,8 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets.analysis.framework_op_stats import analyze_framework_op_stats
 from xprof_widgets.analysis.gpu_peaks import profile_gpu_peaks
+from xprof_widgets.analysis.kineto.flops import op_flops
 from xprof_widgets.analysis.roofline_model import analyze_roofline_model, roofline_model_available
-from xprof_widgets.analysis.torch_flops import op_flops
 
 TRACES = fixture_files.KINETO_PUBLIC_GPU
 

@@ -27,7 +27,7 @@ import pytest
 from plugin_answers import TRACE, kept_answers, kept_operators, kernels_by_name
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.torch_step_breakdown import torch_step_breakdown
+from xprof_widgets.analysis.kineto.step_breakdown import torch_step_breakdown
 
 PARTS = {"Kernel": "kernel_us", "Memcpy": "memcpy_us", "Memset": "memset_us",
          "Runtime": "runtime_us", "DataLoader": "dataloader_us", "CPU Exec": "cpu_exec_us",

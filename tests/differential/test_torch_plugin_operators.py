@@ -55,7 +55,7 @@ from references import read_json, trace_bytes
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_families import YES, tensor_core_use
-from xprof_widgets.analysis.kineto_operators import is_tensor_core_eligible, operators
+from xprof_widgets.analysis.kineto.operators import is_tensor_core_eligible, operators
 
 pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler, the reference for the Operator "
                     "view, is not installed (pip install torch-tb-profiler)")

@@ -38,7 +38,7 @@ import pytest
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_families import is_communication
-from xprof_widgets.analysis.torch_step_breakdown import PART_COLUMNS, torch_step_breakdown
+from xprof_widgets.analysis.kineto.step_breakdown import PART_COLUMNS, torch_step_breakdown
 
 if os.environ.get("XPROF_WIDGETS_REQUIRE_REFERENCES") == "1":  # `make test`: must be there
     from torch_tb_profiler.profiler import data

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.collectives import bus_factor, collective_kind, element_bytes
 from xprof_widgets.analysis.distributed import (
     RANK_PARTS,
     analyze_distributed,
     distributed_available,
 )
-from xprof_widgets.analysis.gpu_time import comm_comp_overlap
+from xprof_widgets.analysis.kineto.collectives import bus_factor, collective_kind, element_bytes
+from xprof_widgets.analysis.kineto.gpu_time import comm_comp_overlap
 from xprof_widgets.tools import offered
 from xprof_widgets.widgets.distributed import report, summary
 

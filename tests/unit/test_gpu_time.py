@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xprof_widgets.analysis.gpu_time import (
+from xprof_widgets.analysis.kineto.gpu_time import (
     TYPES,
     GpuWork,
     kernel_type,

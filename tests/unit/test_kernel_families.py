@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.gpu_time import (
+from xprof_widgets.analysis.kernel_families import (
+    COMMUNICATION_FAMILIES,
+    communication_family,
+    is_communication,
+)
+from xprof_widgets.analysis.kineto.gpu_time import (
     comm_comp_overlap,
     communication_by_family,
     gpu_work_events,
     hta_kernel_type,
     kernel_breakdown,
     kernel_type,
-)
-from xprof_widgets.analysis.kernel_families import (
-    COMMUNICATION_FAMILIES,
-    communication_family,
-    is_communication,
 )
 from xprof_widgets.analysis.overview import gpu_breakdowns
 from xprof_widgets.analysis.step_breakdown import device_levels

@@ -11,7 +11,7 @@ import pytest
 
 import xprof_widgets as xw
 from xprof_widgets.analysis.compare import COUNT_CHANGES, TRACE_COLUMNS
-from xprof_widgets.analysis.trace_diff import step_events, trace_ops
+from xprof_widgets.analysis.kineto.trace_diff import step_events, trace_ops
 
 HTA = Path(__file__).resolve().parents[1] / "data" / "public" / "hta"
 

@@ -22,7 +22,7 @@ import pytest
 import xprof_widgets as xw
 from xprof_widgets.analysis.kernel_stats import COLUMNS, KINETO_COLUMNS, kernel_stats
 from xprof_widgets.analysis.kineto import KERNELS, args_of, events_of
-from xprof_widgets.analysis.kineto_kernels import LINKS, launch_owners
+from xprof_widgets.analysis.kineto.kernels import LINKS, launch_owners
 
 HOST, GPU, STREAM = 1, 0, 7
 STEP = ("user_annotation", "ProfilerStep#3", 0, 1000)

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_memory import (
+from xprof_widgets.analysis.kineto.memory import (
     BEFORE_TRACE,
     DEVICE_BREAKDOWN_COLUMNS,
     DEVICE_SNAPSHOT_COLUMNS,

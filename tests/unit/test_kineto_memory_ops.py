@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_memory import OP_COLUMNS
+from xprof_widgets.analysis.kineto.memory import OP_COLUMNS
 from xprof_widgets.analysis.memory_profile import analyze_memory_profile
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_memory import (
+from xprof_widgets.analysis.kineto.memory import (
     BEFORE_TRACE,
     BY_SIZE,
     DEVICE_BREAKDOWN_COLUMNS,

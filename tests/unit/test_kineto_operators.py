@@ -20,7 +20,7 @@ import pytest
 from test_kineto_self_time import same_as_key_averages
 
 import xprof_widgets as xw
-from xprof_widgets.analysis.kineto_operators import COLUMNS, is_tensor_core_eligible, operators
+from xprof_widgets.analysis.kineto.operators import COLUMNS, is_tensor_core_eligible, operators
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "torch_self_time"
 GEMM = "sm90_xmma_gemm_f16f16_f16f32"  # Tensor Cores: yes

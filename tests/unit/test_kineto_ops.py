@@ -29,7 +29,7 @@ import xprof_widgets as xw
 from xprof_widgets import tools
 from xprof_widgets.analysis.framework_op_stats import MAX_ROWS, framework_op_stats_available
 from xprof_widgets.analysis.kineto import CPU_OPS
-from xprof_widgets.analysis.kineto_ops import DEVICE_WORK
+from xprof_widgets.analysis.kineto.ops import DEVICE_WORK
 from xprof_widgets.analysis.steps import find_steps
 
 DATA = Path(__file__).resolve().parents[1] / "data"

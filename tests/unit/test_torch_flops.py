@@ -1,4 +1,4 @@
-"""Op FLOPs and bytes from shapes (analysis/torch_flops.py), GPU peaks (gpu_peaks.py) and the
+"""Op FLOPs and bytes from shapes (analysis/kineto/flops.py), GPU peaks (gpu_peaks.py) and the
 FLOP columns they fill: Framework Op Stats' Kineto rows and the roofline's bound-by.
 
 tests/data/torch_flops holds a torch 2.13.0 CPU trace recorded with `record_shapes=True,
@@ -21,7 +21,7 @@ import xprof_widgets as xw
 from xprof_widgets.analysis.framework_op_stats import Peaks, _roofline, analyze_framework_op_stats
 from xprof_widgets.analysis.gpu_peaks import gpu_peaks
 from xprof_widgets.analysis.hlo_stats import DevicePeaks, rates
-from xprof_widgets.analysis.torch_flops import Call, op_cost, op_flops
+from xprof_widgets.analysis.kineto.flops import Call, op_cost, op_flops
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "torch_flops"
 

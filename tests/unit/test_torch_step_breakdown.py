@@ -1,4 +1,4 @@
-"""The PyTorch TensorBoard plugin's step breakdown and GPU figures (analysis/torch_step_breakdown.py)
+"""The PyTorch TensorBoard plugin's step breakdown and GPU figures (analysis/kineto/step_breakdown.py)
 on synthetic Kineto traces whose answers are worked out by hand below; the live comparison with
 the plugin on real traces is tests/differential/test_torch_plugin_overview.py.
 
@@ -22,8 +22,8 @@ import json
 import pytest
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.kineto.step_breakdown import PART_COLUMNS, torch_step_breakdown
 from xprof_widgets.analysis.overview import overview, plugin_breakdown
-from xprof_widgets.analysis.torch_step_breakdown import PART_COLUMNS, torch_step_breakdown
 
 HOST, GPU = 1, 0
 NEXT = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"

@@ -1,6 +1,6 @@
 """An allocator's memory over time, as both formats give it: its snapshots (one per allocation or
 deallocation), the peak, the breakdown of what was live there, the timeline XProf draws. The
-memory profile (memory_profile.py) fills it from XSpace's allocator events, kineto_memory.py from
+memory profile (memory_profile.py) fills it from XSpace's allocator events, kineto/memory.py from
 a PyTorch trace's `[memory]` events; neither knows the other."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class AllocatorMemory:
     snapshots: pd.DataFrame
     """SNAPSHOT_COLUMNS, in time order."""
     columns = SNAPSHOT_COLUMNS
-    """The snapshots' columns (a Kineto device's add its own: kineto_memory.py)."""
+    """The snapshots' columns (a Kineto device's add its own: kineto/memory.py)."""
     summary_columns = SUMMARY_COLUMNS
 
     @cached_property

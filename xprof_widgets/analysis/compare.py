@@ -41,7 +41,7 @@ disagrees with the tools: steps and their breakdown from `analyze_input_pipeline
 - GPU kernels: the kernel stats' rows summed by (kernel name, op), matched on both; launch
   parameters are left out of the key (a larger batch launches a larger grid of one kernel).
 - PyTorch (Kineto) traces have no XLA ops: their ops and kernels are compared as HTA's trace
-  diff compares them (`trace_diff`, analysis/trace_diff.py): one profiler step of one rank of
+  diff compares them (`trace_diff`, analysis/kineto/trace_diff.py): one profiler step of one rank of
   each run (the first of each by default), every event by name, its count and total time; a
   name's `count_change` is HTA's split (added, removed, more, fewer, same), its `status` the
   time's, as for ops.
@@ -66,11 +66,11 @@ from ..errors import ProfileError
 from ..profile.model import Profile
 from .input_pipeline import STEP_PARTS, analyze_input_pipeline
 from .kernel_stats import kernel_stats
+from .kineto.trace_diff import is_kineto, trace_ops, trace_scope
 from .memory import MIB, analyze_memory, default_module, memory_spaces
 from .op_profile import PS_PER_US, OpProfileAnalysis, analyze_op_profile
 from .step_breakdown import NAMES
 from .steps import HOW_TO_MARK
-from .trace_diff import is_kineto, trace_ops, trace_scope
 
 TRACE_COLUMNS = ["name", "device", "occurrences_before", "occurrences_after", "count_change",
                  "time_before_us", "time_after_us", "change_us", "change_pct", "status"]

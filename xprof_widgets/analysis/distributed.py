@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from ..profile.model import PS_PER_US, Profile
-from .collectives import COLUMNS, bus_factors, collective_part
-from .gpu_time import gpu_work, overlap_of, temporal_breakdown
 from .hosts import host_parts
+from .kineto.collectives import COLUMNS, bus_factors, collective_part
+from .kineto.gpu_time import gpu_work, overlap_of, temporal_breakdown
 
 RANK_PARTS = ("compute_us", "overlap_us", "exposed_communication_us", "other_us", "idle_us")
 """The parts of a rank's kernel time, in the order the bars stack them."""
@@ -196,7 +196,7 @@ def analyze_distributed(profile: Profile) -> DistributedAnalysis:
 def distributed_available(profile: Profile) -> bool:
     """Whether the view has something to show: two or more ranks with GPU work, or any
     collective (the Overview computes the families anyway)."""
-    from .gpu_time import communication_by_family, host_works
+    from .kineto.gpu_time import communication_by_family, host_works
 
     if len(communication_by_family(profile)):
         return True

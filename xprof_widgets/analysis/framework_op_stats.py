@@ -21,7 +21,7 @@ the device JAX reports as `cpu`) are device rows, as the op profile lists them
 (`xla_cpu_ops=False` leaves them out, as XProf). A device framework op's type is read from its
 name when the HLO metadata gives the name only (JAX writes no op type).
 
-PyTorch profiler (Kineto) traces have their own part (kineto_ops.py): their `cpu_op`s are the
+PyTorch profiler (Kineto) traces have their own part (kineto/ops.py): their `cpu_op`s are the
 host rows, the GPU work those ops launched the device rows.
 """
 
@@ -39,10 +39,10 @@ from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .gpu_peaks import GpuPeaks, profile_gpu_peaks
 from .hosts import host_parts
-from .kineto_ops import KinetoOps, kineto_op_part
+from .kineto.flops import op_flops
+from .kineto.ops import KinetoOps, kineto_op_part
 from .op_profile import IDLE, analyze_op_profile
 from .steps import stat_hits, track_events
-from .torch_flops import op_flops
 
 PS_PER_US = 1_000_000
 MAX_ROWS = 500
@@ -202,8 +202,8 @@ def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
 
 
 def _kineto(profile: Profile, parts: list[KinetoOps]) -> FrameworkOpStatsAnalysis:
-    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto_ops.py), with
-    FLOPs and bytes from shapes (torch_flops.py) where the trace has them."""
+    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto/ops.py), with
+    FLOPs and bytes from shapes (kineto/flops.py) where the trace has them."""
     device_total = sum(p.device_total_ps for p in parts)
     host_total = sum(p.host_total_ps for p in parts)
     device = _combine([p.device for p in parts])

@@ -29,8 +29,8 @@ import numpy as np
 
 from .._native.intervals import union_intervals as _merge
 from ..profile.model import Profile
-from .gpu_time import host_correlations
 from .kineto import CPU_OPS, KERNELS, events_of, int_stat
+from .kineto.gpu_time import host_correlations
 from .steps import Steps, host_tracks, track_events
 
 DEFAULT_INPUT_PATTERN = (

@@ -19,7 +19,7 @@ XProf finds a kernel's HLO instruction by its `program_id` stat only; we also fi
 the `hlo_module` stat's name, as the op profile does (`by_module_name=False`: XProf's way).
 
 PyTorch profiler (Kineto) traces state the same facts as args of their `kernel` events; their
-part is kineto_kernels.py (exact picosecond durations, the kernel's owner as the op: the
+part is kineto/kernels.py (exact picosecond durations, the kernel's owner as the op: the
 innermost cpu_op around its launch, else annotation, Python function or the launch call). Their
 rows add KINETO_COLUMNS: the owner's category and PyTorch's TensorBoard plugin's mean blocks per
 SM and mean estimated achieved occupancy (NaN where unstated). Their TensorCore use is read by kernel_families.py's wider table and may be unknown: the column then
@@ -43,7 +43,7 @@ from ..profile.model import Profile
 from .hlo_cost import HloCosts
 from .hosts import host_parts
 from .kineto import KERNELS, has_category
-from .kineto_kernels import MEAN_SUMS, kineto_kernel_part, weighted_means
+from .kineto.kernels import MEAN_SUMS, kineto_kernel_part, weighted_means
 from .op_profile import is_custom_call
 from .steps import stat_hits, track_events
 from .tensor_core import is_einsum_eligible, is_op_eligible, uses_tensor_core
@@ -57,7 +57,7 @@ COLUMNS = [
     "occurrences", "total_duration_us", "avg_duration_us", "min_duration_us", "max_duration_us",
 ]
 KINETO_COLUMNS = ["op_category", "mean_blocks_per_sm", "mean_est_achieved_occupancy_pct"]
-"""After COLUMNS where a part is a Kineto trace's (kineto_kernels.py): the owner's category and
+"""After COLUMNS where a part is a Kineto trace's (kineto/kernels.py): the owner's category and
 the duration-weighted means of `blocks per SM` and `est. achieved occupancy %`, NaN where no
 kernel of the row states them."""
 _KEY = ["kernel_name", "grid", "block", "registers_per_thread", "static_shmem_bytes",
@@ -139,7 +139,7 @@ def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
 def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
     """One host's part (analysis/hosts.py): a row per kind of kernel launch (kernel, launch
     parameters, op) with its occurrences and total/min/max time in whole ns (as ps, `tick_ps`
-    1000); `_rows` adds the hosts' up. Kineto traces have their own part (kineto_kernels)."""
+    1000); `_rows` adds the hosts' up. Kineto traces have their own part (kineto/kernels.py)."""
     tracks = profile.built_tracks
     gpu = tracks.index[tracks["section"].map(lambda s: bool(_GPU.match(s))).to_numpy(bool)]
     events = np.sort(track_events(profile, gpu.to_numpy()))  # file order: planes, lines

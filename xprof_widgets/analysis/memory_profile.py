@@ -20,7 +20,7 @@ XProf does (xprof/convert/xplane_to_memory_profile.cc):
   memory") and the stack.
 
 A PyTorch profiler (Kineto) trace has none of these; its `[memory]` events are read instead,
-one allocator per device, by analysis/kineto_memory.py into the same snapshots.
+one allocator per device, by analysis/kineto/memory.py into the same snapshots.
 
 Where we differ, on purpose: among snapshots tied at the peak, XProf takes the step of the
 latest one but the time of the last one in file order (on files with several threads an
@@ -45,7 +45,7 @@ from .allocator_memory import (
     steps_of,
 )
 from .hosts import host_parts
-from .kineto_memory import DeviceMemory, kineto_memory_available, kineto_memory_part
+from .kineto.memory import DeviceMemory, kineto_memory_available, kineto_memory_part
 from .steps import find_steps
 
 HOST_PLANE = "/host:CPU"
@@ -166,7 +166,7 @@ def memory_profile_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
 
 def _analyze(profile: Profile) -> MemoryProfileAnalysis:
     """XProf's allocator events where the profile has them, else a Kineto trace's `[memory]`
-    events (analysis/kineto_memory.py), per host."""
+    events (analysis/kineto/memory.py), per host."""
     kineto = not _has_allocator_events(profile) and kineto_memory_available(profile)
     part_of, memory = ((kineto_memory_part, DeviceMemory) if kineto else
                        (memory_profile_part, AllocatorMemory))

@@ -20,13 +20,13 @@ with XProf's names and thresholds), then ours where XProf's say nothing: the Inp
 verdict (INPUT_VERDICT_RULE, left out when one of XProf's input rules fired), the Op Profile's
 suggestions, the precision advice and, on Kineto traces, the GPU advice (RULES_OURS).
 
-For a PyTorch (Kineto) trace with GPU work, HTA's four breakdowns (analysis/gpu_time.py) are
+For a PyTorch (Kineto) trace with GPU work, HTA's four breakdowns (analysis/kineto/gpu_time.py) are
 there too, with advice in plain words when a GPU idles half the time or more (why, from the
 idle breakdown: host wait, kernel wait or other), when under half of a rank's communication
 overlaps computation, or when copies and memsets alone take a tenth of kernel time or more.
 A Kineto trace also gets the step-time breakdown of PyTorch's TensorBoard plugin, one row per
 step in its categories, and its GPU utilization, estimated SM efficiency and achieved
-occupancy (analysis/torch_step_breakdown.py): the GPU parts and figures only where the trace
+occupancy (analysis/kineto/step_breakdown.py): the GPU parts and figures only where the trace
 has GPU work, as the plugin shows them.
 """
 
@@ -42,7 +42,9 @@ import pandas as pd
 from ..errors import ProfileError
 from ..profile.model import Profile
 from .framework_op_stats import FrameworkOpStatsAnalysis, analyze_framework_op_stats
-from .gpu_time import (
+from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
+from .kernel_families import COMMUNICATION_FAMILIES
+from .kineto.gpu_time import (
     comm_comp_overlap,
     communication_by_family,
     host_works,
@@ -50,12 +52,10 @@ from .gpu_time import (
     kernel_breakdown,
     time_breakdown_table,
 )
-from .input_pipeline import STEP_PARTS, InputPipelineAnalysis, analyze_input_pipeline
-from .kernel_families import COMMUNICATION_FAMILIES
+from .kineto.step_breakdown import PARTS as TORCH_PARTS
+from .kineto.step_breakdown import torch_step_breakdown
 from .op_profile import OpProfileAnalysis, analyze_op_profile
 from .suggestions import INPUT_RULES, signals, suggestions
-from .torch_step_breakdown import PARTS as TORCH_PARTS
-from .torch_step_breakdown import torch_step_breakdown
 
 TOP_OPS = 10
 LOW_PRECISION_PCT = 10.0
@@ -324,7 +324,7 @@ def _precision(ops: OpProfileAnalysis | None) -> dict[str, Any] | None:
 
 def time_breakdown(profile: Profile) -> pd.DataFrame:
     """Each rank's GPU time split into idle, compute and non-compute, as HTA's
-    get_temporal_breakdown reports it (analysis/gpu_time.py; gpu_time.TIME_COLUMNS); one row
+    get_temporal_breakdown reports it (analysis/kineto/gpu_time.py; gpu_time.TIME_COLUMNS); one row
     per host file with GPU work, none for a trace without any."""
     return time_breakdown_table(host_works(profile))
 

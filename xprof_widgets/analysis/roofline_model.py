@@ -17,7 +17,7 @@ Steps come from the TPU cores' `Steps` lines: a step's ops are the ops that star
 span on their core, its time is the slowest core's step time on every core (XProf's step time).
 
 PyTorch (Kineto) traces have their own part behind the same columns (`_kineto`): the op rows
-are the outermost op calls with FLOPs from shapes (torch_flops.py) that ran GPU work,
+are the outermost op calls with FLOPs from shapes (kineto/flops.py) that ran GPU work,
 one row per op and tensor inputs (the `operation` is the call's signature, the `category` its
 family), their time the GPU work they and the calls nested in them launched; the program is
 the sum of those over the GPUs' time (Framework Op Stats' device time). Peaks come from the
@@ -38,9 +38,9 @@ from .gpu_peaks import gpu_peaks, profile_gpu_peaks
 from .hlo_stats import MEMORIES, DevicePeaks, hlo_stats_available, op_metrics, rates
 from .hosts import host_parts
 from .kineto import has_category
-from .kineto_ops import DEVICE_WORK
+from .kineto.flops import op_flops
+from .kineto.ops import DEVICE_WORK
 from .steps import find_steps, track_events
-from .torch_flops import op_flops
 
 PS_PER_US = 1_000_000
 MAX_OPS = 1000

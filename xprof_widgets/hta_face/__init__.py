@@ -2,7 +2,7 @@
 
 This is the public face's floor: it imports analysis/ and profile/, and nothing below imports
 it. Its modules hold the analyses only HTA's interface asks for (launch stats, queues, copy
-bandwidth); the breakdowns shared with the Overview live in analysis/gpu_time.py.
+bandwidth); the breakdowns shared with the Overview live in analysis/kineto/gpu_time.py.
 """
 
 from .trace_analysis import TraceAnalysis

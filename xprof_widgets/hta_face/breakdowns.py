@@ -1,4 +1,4 @@
-"""HTA's breakdown tables in HTA's own columns and rounding, from analysis/gpu_time.py.
+"""HTA's breakdown tables in HTA's own columns and rounding, from analysis/kineto/gpu_time.py.
 
 The four breakdowns are computed once, in gpu_time (equal to HTA under the rules of
 docs/from_hta.md); here they only take HTA's column names, its rank and stream selection and its
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis import gpu_time
+from ..analysis.kineto import gpu_time
 from ..analysis.overview import time_breakdown
 from ..profile.model import Profile
 

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..analysis.gpu_time import HTA_COMMUNICATION
+from ..analysis.kineto.gpu_time import HTA_COMMUNICATION
 from .launches import QUEUED_LAUNCHES
 
 OPERATOR = "critical_path_operator"

@@ -5,7 +5,7 @@ profiler's own span, category `Trace`; GPU user annotations too) with its `ts`, 
 category, `stream` (-1 on the host) and `correlation` (-1 without). In a trace of two or more
 profiler steps HTA keeps only what ran before the last step began (the last step is often cut
 off): host events that start before it, and the GPU work their calls launched
-(analysis/gpu_time.py finds that work for the breakdowns; it is reused here). The table is
+(analysis/kineto/gpu_time.py finds that work for the breakdowns; it is reused here). The table is
 made from the decoded columns in a few numpy passes: no event is visited in Python.
 """
 
@@ -16,10 +16,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..analysis.gpu_time import STEP_MARK, gpu_work_streams
 from ..analysis.hosts import host_parts
 from ..analysis.kineto import events_of, innermost_enclosing, int_stat, meta_categories, rank_of
-from ..analysis.trace_diff import step_events
+from ..analysis.kineto.gpu_time import STEP_MARK, gpu_work_streams
+from ..analysis.kineto.trace_diff import step_events
 from ..profile.model import PS_PER_US, Profile
 
 COLUMNS = ["index", "ts", "dur", "end", "name", "cat", "stream", "correlation", "pid",

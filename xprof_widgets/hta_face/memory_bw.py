@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.gpu_time import hta_kernel_type
+from ..analysis.kineto.gpu_time import hta_kernel_type
 
 SERIES_COLUMNS = ["ts", "pid", "name", "memory_bw_gbps"]
 

@@ -1,4 +1,4 @@
-"""`TraceDiff`: HTA's comparison of two runs' ops and kernels, over analysis/trace_diff.py.
+"""`TraceDiff`: HTA's comparison of two runs' ops and kernels, over analysis/kineto/trace_diff.py.
 
 HTA's `TraceDiff.compare_traces` counts each name's events and time in one profiler step of one
 rank of each run (`xw.compare(a, b).trace_diff()` is the same count in our columns); here the
@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.trace_diff import trace_ops
+from ..analysis.kineto.trace_diff import trace_ops
 from ..opening import open_profile
 from ..profile.model import Profile
 

@@ -25,8 +25,8 @@ from ..analysis.framework_op_stats import (
     FrameworkOpStatsAnalysis,
     analyze_framework_op_stats,
 )
-from ..analysis.kineto_operators import GROUPINGS as OPERATOR_GROUPINGS
-from ..analysis.kineto_operators import has_operators, operators
+from ..analysis.kineto.operators import GROUPINGS as OPERATOR_GROUPINGS
+from ..analysis.kineto.operators import has_operators, operators
 from ..opening import open_profile
 from ..profile.model import Profile
 from ._base import RequestWidget, handler, jsonable

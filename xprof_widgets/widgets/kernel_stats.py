@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.gpu_time import kernel_breakdown
 from ..analysis.kernel_stats import custom_call_kernels, kernel_stats
+from ..analysis.kineto.gpu_time import kernel_breakdown
 from ..opening import open_profile
 from ..profile.model import Profile
 from ._base import RequestWidget, handler, jsonable
@@ -66,7 +66,7 @@ class KernelStats(CsvExport, RequestWidget):
     def kernel_breakdown(self) -> pd.DataFrame:
         """GPU time per kernel type (COMPUTATION, COMMUNICATION, MEMORY) and overlap of types,
         per rank, as HTA's get_gpu_kernel_breakdown reports it: rank, kernel_type, total_us,
-        percentage (analysis/gpu_time.py). Empty for a profile without Kineto GPU work."""
+        percentage (analysis/kineto/gpu_time.py). Empty for a profile without Kineto GPU work."""
         return kernel_breakdown(self.profile)
 
     @handler("table")

@@ -3,7 +3,7 @@
 The same widget reads a PyTorch profiler trace's `[memory]` events (`profile_memory=True`):
 one allocator per device, allocated and reserved bytes over time, each allocation live at the
 peak, and memory per op as PyTorch's TensorBoard plugin's Memory View counts it
-(analysis/kineto_memory.py); the view then labels its series and tables for them.
+(analysis/kineto/memory.py); the view then labels its series and tables for them.
 
 The widget syncs the choice (`host`, `memory_id`) and the allocators each host has; the view
 asks for the chart template once and for the chosen allocator's figures on every change: the
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..analysis.kineto_memory import DeviceMemory
+from ..analysis.kineto.memory import DeviceMemory
 from ..analysis.memory_profile import (
     AllocatorMemory,
     MemoryProfileAnalysis,

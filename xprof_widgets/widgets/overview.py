@@ -8,11 +8,11 @@ from typing import Any
 import pandas as pd
 
 from .. import tools as registry
-from ..analysis.gpu_time import comm_comp_overlap, idle_time_breakdown
+from ..analysis.kineto.gpu_time import comm_comp_overlap, idle_time_breakdown
+from ..analysis.kineto.step_breakdown import torch_step_breakdown
 from ..analysis.overview import Overview as OverviewData
 from ..analysis.overview import overview, time_breakdown
 from ..analysis.suggestions import RULES
-from ..analysis.torch_step_breakdown import torch_step_breakdown
 from ..opening import open_profile
 from ..profile.model import Profile
 from ._base import RequestWidget, handler, jsonable
@@ -42,7 +42,7 @@ class Overview(RequestWidget):
     def time_breakdown(self) -> pd.DataFrame:
         """Each rank's GPU time split into idle, compute and non-compute, as HTA's
         get_temporal_breakdown reports it: rank, idle_us, compute_us, non_compute_us,
-        kernel_us and the three shares in percent (analysis/gpu_time.py). Empty for a profile
+        kernel_us and the three shares in percent (analysis/kineto/gpu_time.py). Empty for a profile
         without Kineto GPU work."""
         return time_breakdown(self.profile)
 
@@ -62,7 +62,7 @@ class Overview(RequestWidget):
     def torch_step_breakdown(self) -> pd.DataFrame:
         """Each step's time split as PyTorch's TensorBoard plugin splits it (Kernel, Memcpy,
         Memset, Communication, Runtime, DataLoader, CPU Exec, Other; microseconds), then one
-        `average` row per host (analysis/torch_step_breakdown.py). Empty for a profile
+        `average` row per host (analysis/kineto/step_breakdown.py). Empty for a profile
         without Kineto steps."""
         return torch_step_breakdown(self.profile).to_dataframe()
 

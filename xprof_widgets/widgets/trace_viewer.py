@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from ..analysis.kineto.trace_diff import is_kineto
 from ..analysis.source import event_stack, source_answer
-from ..analysis.trace_diff import is_kineto
 from ..opening import is_pod, open_profile
 from ..profile.model import PS_PER_US, Profile
 from ..trace import (

@@ -1,5 +1,5 @@
 // A PyTorch (Kineto) trace's GPU time as Holistic Trace Analysis splits it (from
-// xprof_widgets/analysis/gpu_time.py): the temporal breakdown, kernel types and their overlaps,
+// xprof_widgets/analysis/kineto/gpu_time.py): the temporal breakdown, kernel types and their overlaps,
 // communication overlapping computation, and each stream's idle time by cause. Per rank.
 import { h } from "../lib/dom.js";
 import { count, pct, percent, time } from "../lib/format.js";

@@ -1,5 +1,5 @@
 // A PyTorch (Kineto) trace's step time as PyTorch's TensorBoard plugin splits it (from
-// xprof_widgets/analysis/torch_step_breakdown.py): one stacked bar per step, each as long as the
+// xprof_widgets/analysis/kineto/step_breakdown.py): one stacked bar per step, each as long as the
 // step relative to the longest, in the plugin's categories; the average step; and per GPU its
 // utilization, estimated SM efficiency and achieved occupancy (only where the trace has GPU work).
 import { h } from "../lib/dom.js";

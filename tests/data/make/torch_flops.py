@@ -1,5 +1,5 @@
 """Make tests/data/torch_flops/: a CPU PyTorch profiler trace with shapes and PyTorch's own FLOP
-counts (torch 2.13.0, CPU build), to check op FLOPs and bytes from shapes (analysis/torch_flops.py).
+counts (torch 2.13.0, CPU build), to check op FLOPs and bytes from shapes (analysis/kineto/flops.py).
 
 Produces:
 

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..profile.model import PS_PER_US, Profile
-from .hosts import host_parts
-from .kernel_families import is_communication
-from .kineto import KERNELS, int_stat, meta_categories
+from ...profile.model import PS_PER_US, Profile
+from ..hosts import host_parts
+from ..kernel_families import is_communication
+from . import KERNELS, int_stat, meta_categories
 
 PARTS = (("kernel_us", "Kernel"), ("memcpy_us", "Memcpy"), ("memset_us", "Memset"),
          ("communication_us", "Communication"), ("runtime_us", "Runtime"),

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..profile.model import Profile
-from .hosts import host_parts
-from .kineto import args_of, int_stat
-from .kineto_operators import op_device_times
+from ...profile.model import Profile
+from ..hosts import host_parts
+from . import args_of, int_stat
+from .operators import op_device_times
 
 DTYPES = {
     "double": (8, "fp64"), "float": (4, "fp32"), "c10::BFloat16": (2, "bf16"),

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..profile.model import PS_PER_US, Profile
-from .hosts import host_parts
-from .kernel_families import COMMUNICATION_FAMILIES, communication_family, is_communication
-from .kineto import KERNELS, events_of, int_stat, meta_categories, rank_of
+from ...profile.model import PS_PER_US, Profile
+from ..hosts import host_parts
+from ..kernel_families import COMMUNICATION_FAMILIES, communication_family, is_communication
+from . import KERNELS, events_of, int_stat, meta_categories, rank_of
 
 TYPES = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 """HTA's kernel types that the breakdown splits, in the order it names overlaps."""

@@ -12,7 +12,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from ..profile.model import Profile
+from ...profile.model import Profile
 
 KERNELS = ("kernel", "Kernel")
 """Kineto's category of GPU kernels (`Kernel` in its 2022 and older traces)."""

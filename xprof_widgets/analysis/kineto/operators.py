@@ -6,7 +6,7 @@ by op name, by name and input shape, or by name and call stack (`GROUPINGS`):
 - host total: its duration; host self: that minus every host event directly inside it
   (kineto_ops.host_self_times, `key_averages()`' rule, as the host rows of Framework Op Stats);
 - device self: the summed durations of the GPU work (kernels, copies, sets) it launched, found
-  by kineto_kernels._launching_ops (the innermost cpu_op around the work's runtime call, ...);
+  by kineto.kernels._launching_ops (the innermost cpu_op around the work's runtime call, ...);
   device total: that of every op nested in it on its thread too. These are the plugin's "Device
   Self/Total Duration" and key_averages()' "Self CUDA" / "CUDA total" (summed durations: with
   concurrent streams they may pass the busy time, unlike Framework Op Stats' device shares);
@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..profile.model import Profile
-from .hosts import host_parts
-from .kernel_families import UNKNOWN, YES, tensor_core_use
-from .kineto import CPU_OPS, args_of, events_of, has_category, innermost_enclosing, int_stat
-from .kineto_kernels import LINKS, _by_external_id, _launch_calls, launch_owners
-from .kineto_ops import DEVICE_WORK, UNKNOWN_TYPE, host_self_times, op_type
+from ...profile.model import Profile
+from ..hosts import host_parts
+from ..kernel_families import UNKNOWN, YES, tensor_core_use
+from . import CPU_OPS, args_of, events_of, has_category, innermost_enclosing, int_stat
+from .kernels import LINKS, _by_external_id, _launch_calls, launch_owners
+from .ops import DEVICE_WORK, UNKNOWN_TYPE, host_self_times, op_type
 
 GROUPINGS = ("op", "input_shape", "call_stack")
 """How occurrences are summed: by op name, by name and input shape, by name and call stack."""
@@ -214,7 +214,7 @@ def op_device_times(profile: Profile) -> tuple[np.ndarray, ...] | None:
 def _work_ops(profile: Profile, work: np.ndarray, ops: np.ndarray, names: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
     """Per piece of work, the op occurrence (index in `ops`) that launched it, -1 for none, and
-    the name it is tied to: its owner's (kineto_kernels.launch_owners) where it has one, else
+    the name it is tied to: its owner's (kineto.kernels.launch_owners) where it has one, else
     its own. The occurrence is the owner when that is a cpu_op: the cpu_op of the owner's name
     innermost around the work's launch call, else the one of its External id (the two ways
     launch_owners finds a cpu_op)."""

@@ -41,9 +41,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..profile.model import Profile
-from .kernel_families import NO, YES, tensor_core_use
-from .kineto import (
+from ...profile.model import Profile
+from ..kernel_families import NO, YES, tensor_core_use
+from ..tensor_core import is_op_eligible
+from . import (
     CPU_OPS,
     KERNELS,
     STEP_MARKER,
@@ -53,7 +54,6 @@ from .kineto import (
     int_stat,
     meta_categories,
 )
-from .tensor_core import is_op_eligible
 
 LAUNCH_CALLS = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
 """Kineto's categories of the host calls that launch GPU work (ROCm traces use the same)."""

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import ProfileError
-from ..profile.model import PS_PER_US, Profile
-from .hosts import host_parts
-from .kineto import CPU_OPS, KERNELS, has_category, int_stat, meta_categories, rank_of
+from ...errors import ProfileError
+from ...profile.model import PS_PER_US, Profile
+from ..hosts import host_parts
+from . import CPU_OPS, KERNELS, has_category, int_stat, meta_categories, rank_of
 
 DEVICES = ("all", "cpu", "gpu")
 PART_COLUMNS = ["rank", "iteration", "name", "device", "occurrences", "time_ps"]

@@ -12,7 +12,7 @@ PyTorch's ops are the trace's `cpu_op` events; they stand where XProf's framewor
   have none, so their self time is the host's idle. A thread's time runs from its first row's
   start to its last row's end, as XProf counts a host line; idle is the rest;
 - device: the GPU work each op launched, kernels, copies and sets alike, by its owner as
-  Kernel Stats finds it (kineto_kernels.launch_owners: the runtime call of its `correlation`,
+  Kernel Stats finds it (kineto.kernels.launch_owners: the runtime call of its `correlation`,
   then the innermost cpu_op around it on the launching thread, else annotation, else Python
   function, else the call itself). An owner that is not a cpu_op is typed by its Kineto
   category (`user_annotation`, `python_function`, `cuda_runtime`, ...). An op's occurrences
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._native.intervals import self_times
-from ..profile.model import Profile
-from .kineto import CPU_OPS, KERNELS, args_of, events_of, has_category, meta_categories
-from .kineto_kernels import LINKS, launch_owners
+from ..._native.intervals import self_times
+from ...profile.model import Profile
+from . import CPU_OPS, KERNELS, args_of, events_of, has_category, meta_categories
+from .kernels import LINKS, launch_owners
 
 DEVICE_WORK = (*KERNELS, "gpu_memcpy", "gpu_memset", "Memcpy", "Memset")
 """Kineto's categories of GPU work an op launches (`Memcpy`, `Memset` in older traces)."""

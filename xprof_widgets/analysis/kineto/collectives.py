@@ -27,10 +27,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from ..profile.model import Profile
-from .gpu_time import host_correlations
-from .kernel_families import communication_family
-from .kineto import (
+from ...profile.model import Profile
+from ..kernel_families import communication_family
+from . import (
     KERNELS,
     distributed_info,
     events_of,
@@ -38,6 +37,7 @@ from .kineto import (
     int_stat,
     rank_of,
 )
+from .gpu_time import host_correlations
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
          "gather", "scatter", "send_recv", "barrier")

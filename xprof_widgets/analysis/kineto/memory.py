@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..profile.model import Profile
-from .allocator_memory import (
+from ...profile.model import Profile
+from ..allocator_memory import (
     ALLOCATION,
     DEALLOCATION,
     NO_STEP,
@@ -61,8 +61,8 @@ from .allocator_memory import (
     AllocatorMemory,
     steps_of,
 )
-from .kineto import CPU_OPS, args_of, events_of, innermost_enclosing
-from .steps import find_steps
+from ..steps import find_steps
+from . import CPU_OPS, args_of, events_of, innermost_enclosing
 
 MEMORY_EVENT = "[memory]"
 DEVICE_TYPES = (
