@@ -42,9 +42,9 @@ from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
 from .hlo_cost import HloCosts
 from .hosts import host_parts
-from .kineto import KERNELS, has_category
-from .kineto.kernels import MEAN_SUMS, kineto_kernel_part, weighted_means
+from .kineto.kernels import KERNEL_STATS, MEAN_SUMS, weighted_means
 from .op_profile import is_custom_call
+from .parts import FormatPart, present
 from .steps import stat_hits, track_events
 from .tensor_core import is_einsum_eligible, is_op_eligible, uses_tensor_core
 
@@ -130,10 +130,16 @@ def kernel_stats(profile: Profile, by_module_name: bool = True) -> pd.DataFrame:
 
 
 def _gpu_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
-    parts = [p.part for p in host_parts(profile, gpu_kernel_part, by_module_name)
-             if len(p.part)]
-    parts += [p.part for p in host_parts(profile, kineto_kernel_part) if len(p.part)]
+    parts = [part.read(profile, by_module_name) for part in present(profile, FORMATS)]
+    parts = [part for part in parts if len(part)]
     return _rows(pd.concat(parts, ignore_index=True)) if parts else _empty()
+
+
+def xspace_kernels(profile: Profile, by_module_name: bool) -> pd.DataFrame:
+    """Every host's `gpu_kernel_part`, host after host."""
+    frames = [p.part for p in host_parts(profile, gpu_kernel_part, by_module_name)
+              if len(p.part)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def gpu_kernel_part(profile: Profile, by_module_name: bool) -> pd.DataFrame:
@@ -329,9 +335,15 @@ def custom_call_part(profile: Profile) -> pd.DataFrame:
         high=("duration_ps", "max")).reset_index()
 
 
+def has_gpu_planes(profile: Profile) -> bool:
+    """Whether the profile has `/device:GPU:N` planes (as XProf offers the tool)."""
+    return bool(profile.sections["name"].map(lambda s: bool(_GPU.match(s))).any())
+
+
+FORMATS = (FormatPart("xspace", has_gpu_planes, xspace_kernels), KERNEL_STATS)
+"""Where GPU kernels come from, by format (analysis/parts.py)."""
+
+
 def kernel_stats_available(profile: Profile) -> bool:
-    """Whether the profile has GPU planes (as XProf offers the tool), Kineto kernels or TPU
-    custom calls."""
-    sections = profile.sections["name"]
-    return bool(sections.map(lambda s: bool(_GPU.match(s))).any()) or \
-        has_category(profile, KERNELS) or len(custom_call_kernels(profile)) > 0
+    """Whether the profile has GPU kernels in any format, or TPU custom calls."""
+    return bool(present(profile, FORMATS)) or len(custom_call_kernels(profile)) > 0

@@ -42,7 +42,9 @@ import numpy as np
 import pandas as pd
 
 from ...profile.model import Profile
+from ..hosts import stacked_parts
 from ..kernel_families import NO, YES, tensor_core_use
+from ..parts import FormatPart
 from ..tensor_core import is_op_eligible
 from . import (
     CPU_OPS,
@@ -50,6 +52,7 @@ from . import (
     STEP_MARKER,
     args_of,
     events_of,
+    has_category,
     innermost_enclosing,
     int_stat,
     meta_categories,
@@ -87,10 +90,16 @@ class Owners:
     code: np.ndarray
 
 
+def has_kernels(profile: Profile) -> bool:
+    """Whether the trace has Kineto kernels (cheap: reads no events)."""
+    return has_category(profile, KERNELS)
+
+
 def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
-    """A row per kind of kernel launch (name, launch parameters, op) with its occurrences and
-    total/min/max ps, in the columns of `kernel_stats.gpu_kernel_part`, plus the owner's
-    category and the sums behind the means (`weighted_means`); empty without kernels."""
+    """One host's part (analysis/hosts.py): a row per kind of kernel launch (name, launch
+    parameters, op) with its occurrences and total/min/max ps, in the columns of
+    `kernel_stats.gpu_kernel_part`, plus the owner's category and the sums behind the means
+    (`weighted_means`); empty without kernels."""
     kernels = events_of(profile, KERNELS, "device")
     if not kernels.shape[0]:
         return pd.DataFrame()
@@ -284,3 +293,12 @@ def _floats(column: np.ndarray) -> np.ndarray:
     trace does not say."""
     return np.fromiter((float(v) if type(v) in (int, float) else np.nan
                         for v in column.tolist()), np.float64, column.shape[0])
+
+
+def kineto_kernels(profile: Profile, by_module_name: bool = True) -> pd.DataFrame:
+    """Every host's `kineto_kernel_part`, host after host (`by_module_name` is XSpace's)."""
+    return stacked_parts(profile, kineto_kernel_part, [])
+
+
+KERNEL_STATS = FormatPart("kineto", has_kernels, kineto_kernels)
+"""Kernel Stats' Kineto part (analysis/parts.py)."""
