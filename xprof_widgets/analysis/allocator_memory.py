@@ -5,11 +5,16 @@ a PyTorch trace's `[memory]` events; neither knows the other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ..profile.model import PS_PER_US
+from .hosts import host_parts
 
 ALLOCATION, DEALLOCATION = "allocation", "deallocation"
 TIMELINE_POINTS = 1000
@@ -47,6 +52,8 @@ class AllocatorMemory:
     columns = SNAPSHOT_COLUMNS
     """The snapshots' columns (a Kineto device's add its own: kineto/memory.py)."""
     summary_columns = SUMMARY_COLUMNS
+    kind = "allocator"
+    """What the view draws: XProf's allocator (stack, heap, fragmentation) or a Kineto device."""
 
     @cached_property
     def peak(self) -> int:
@@ -161,3 +168,26 @@ def steps_of(time_ps: np.ndarray, markers: pd.DataFrame) -> np.ndarray:
     inside = (k >= 0) & (time_ps <= end[np.maximum(k, 0)])
     following = np.append(number, number[-1] + 1)[k + 1]
     return np.where(inside, number[np.maximum(k, 0)], following)
+
+
+def allocators(profile: Any, part: Callable[[Any], list[tuple]], memory: type[AllocatorMemory]
+               ) -> dict[tuple[str, str], AllocatorMemory]:
+    """Every host's allocators from a per-host part (analysis/hosts.py) answering (memory id,
+    snapshots in the host's frame, *what `memory` takes after the snapshots) per allocator,
+    on the whole profile's timeline and event numbers, keyed by (host, memory id)."""
+    out: dict[tuple[str, str], AllocatorMemory] = {}
+    tracks = profile.built_tracks
+    for found in host_parts(profile, part):
+        # the host's events are numbered after the hosts before it: its first track's first
+        base = int(tracks.loc[tracks["host"] == found.host, "first_event"].min())
+        for memory_id, snaps, *more in found.part:
+            shifted = {"time_ps": snaps["time_ps"] + found.shift_ps,
+                       "event": snaps["event"] + base}
+            if "paired_event" in snaps:
+                paired = snaps["paired_event"].to_numpy()
+                shifted["paired_event"] = np.where(paired >= 0, paired + base, -1)
+            snaps = snaps.assign(**shifted)
+            snaps["time_us"] = snaps["time_ps"] / PS_PER_US
+            out[(found.host, memory_id)] = memory(found.host, memory_id,
+                                                  snaps[memory.columns], *more)
+    return out

@@ -35,17 +35,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..profile.model import PS_PER_US, Profile
+from ..profile.model import Profile
 from .allocator_memory import (
     ALLOCATION,
     DEALLOCATION,
     NO_DATA_TYPE,
     SUMMARY_COLUMNS,
     AllocatorMemory,
+    allocators,
     steps_of,
 )
-from .hosts import host_parts
-from .kineto.memory import DeviceMemory, kineto_memory_available, kineto_memory_part
+from .kineto.memory import MEMORY_PROFILE
+from .parts import FormatPart, first_present, present
 from .steps import find_steps
 
 HOST_PLANE = "/host:CPU"
@@ -124,10 +125,11 @@ def analyze_memory_profile(profile: Profile) -> MemoryProfileAnalysis:
 def memory_profile_available(profile: Profile) -> bool:
     """Whether any host plane holds an allocator event, or a Kineto trace a `[memory]` event
     (cheap: no stat is read)."""
-    return _has_allocator_events(profile) or kineto_memory_available(profile)
+    return bool(present(profile, FORMATS))
 
 
-def _has_allocator_events(profile: Profile) -> bool:
+def has_allocator_events(profile: Profile) -> bool:
+    """Whether a `/host:CPU` plane holds XProf's allocator events."""
     t = profile.built_tracks
     hidden = t[(t["section"] == HOST_PLANE) & (t["kind"] == "hidden")]
     return bool(len(hidden)) and bool(_allocator_events(profile).shape[0])
@@ -165,26 +167,16 @@ def memory_profile_part(profile: Profile) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _analyze(profile: Profile) -> MemoryProfileAnalysis:
-    """XProf's allocator events where the profile has them, else a Kineto trace's `[memory]`
-    events (analysis/kineto/memory.py), per host."""
-    kineto = not _has_allocator_events(profile) and kineto_memory_available(profile)
-    part_of, memory = ((kineto_memory_part, DeviceMemory) if kineto else
-                       (memory_profile_part, AllocatorMemory))
-    out: dict[tuple[str, str], AllocatorMemory] = {}
-    tracks = profile.built_tracks
-    for part in host_parts(profile, part_of):
-        # the host's events are numbered after the hosts before it: its first track's first
-        base = int(tracks.loc[tracks["host"] == part.host, "first_event"].min())
-        for memory_id, snaps, *more in part.part:  # a Kineto device's adds its ops
-            shifted = {"time_ps": snaps["time_ps"] + part.shift_ps, "event": snaps["event"] + base}
-            if "paired_event" in snaps:
-                paired = snaps["paired_event"].to_numpy()
-                shifted["paired_event"] = np.where(paired >= 0, paired + base, -1)
-            snaps = snaps.assign(**shifted)
-            snaps["time_us"] = snaps["time_ps"] / PS_PER_US
-            out[(part.host, memory_id)] = memory(part.host, memory_id, snaps[memory.columns],
-                                                 *more)
-    return MemoryProfileAnalysis(out, profile.source, "kineto" if kineto else "allocator")
+    """The allocators of the tool's first format the profile holds (FORMATS)."""
+    part = first_present(profile, FORMATS)
+    found = part.read(profile) if part is not None else {}
+    kind = next(iter(found.values())).kind if found else AllocatorMemory.kind
+    return MemoryProfileAnalysis(found, profile.source, kind)
+
+
+def xspace_allocators(profile: Profile) -> dict[tuple[str, str], AllocatorMemory]:
+    """The allocators XProf's allocator events describe, every host's."""
+    return allocators(profile, memory_profile_part, AllocatorMemory)
 
 
 def _snapshots(profile: Profile, events: np.ndarray) -> pd.DataFrame:
@@ -259,3 +251,7 @@ def inherit_allocations(snaps: pd.DataFrame) -> None:
         for column in _INHERITED:
             values = snaps[column].to_numpy()
             snaps[column] = values[source]
+
+
+FORMATS = (FormatPart("xspace", has_allocator_events, xspace_allocators), MEMORY_PROFILE)
+"""Where allocators come from, XProf's own events first (analysis/parts.py)."""

@@ -59,8 +59,10 @@ from ..allocator_memory import (
     SNAPSHOT_COLUMNS,
     SUMMARY_COLUMNS,
     AllocatorMemory,
+    allocators,
     steps_of,
 )
+from ..parts import FormatPart
 from ..steps import find_steps
 from . import CPU_OPS, args_of, events_of, innermost_enclosing
 
@@ -104,6 +106,7 @@ class DeviceMemory(AllocatorMemory):
     ops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=OP_COLUMNS))
     columns = DEVICE_SNAPSHOT_COLUMNS
     summary_columns = DEVICE_SUMMARY_COLUMNS
+    kind = "kineto"
 
     def summary(self) -> dict:
         """SUMMARY_COLUMNS (no stack, fragmentation NaN; capacity and free bytes from the
@@ -441,3 +444,12 @@ def _snapshots(profile: Profile, events: np.ndarray, value: dict[str, np.ndarray
         "ev_idx": np.where(present["Ev Idx"], value["Ev Idx"], np.iinfo(np.int64).max),
         "has_addr": present["Addr"], "stated": present["Total Allocated"], "op_event": op_of,
     })
+
+
+def kineto_allocators(profile: Profile) -> dict[tuple[str, str], DeviceMemory]:
+    """Every rank's devices as its `[memory]` events describe them."""
+    return allocators(profile, kineto_memory_part, DeviceMemory)
+
+
+MEMORY_PROFILE = FormatPart("kineto", kineto_memory_available, kineto_allocators)
+"""Memory Profile's Kineto part (analysis/parts.py)."""
