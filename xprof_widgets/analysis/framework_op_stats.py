@@ -21,14 +21,11 @@ the device JAX reports as `cpu`) are device rows, as the op profile lists them
 (`xla_cpu_ops=False` leaves them out, as XProf). A device framework op's type is read from its
 name when the HLO metadata gives the name only (JAX writes no op type).
 
-PyTorch profiler (Kineto) traces have their own part (kineto/ops.py): their `cpu_op`s are the
-host rows, the GPU work those ops launched the device rows.
+PyTorch profiler (Kineto) traces have their own part (kineto/op_stats.py): their `cpu_op`s are
+the host rows, the GPU work those ops launched the device rows.
 """
 
 from __future__ import annotations
-
-import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -37,11 +34,11 @@ from .._native.intervals import self_times
 from ..errors import ProfileError
 from ..profile.derived import parse_framework_op
 from ..profile.model import Profile
-from .gpu_peaks import GpuPeaks, profile_gpu_peaks
 from .hosts import host_parts
-from .kineto.flops import op_flops
-from .kineto.ops import KinetoOps, kineto_op_part
+from .kineto.op_stats import FRAMEWORK_OP_STATS
 from .op_profile import IDLE, analyze_op_profile
+from .op_sums import OpSides, Peaks, by_operation, combine_ops, empty_ops, with_idle
+from .parts import FormatPart, first_present
 from .steps import stat_hits, track_events
 
 PS_PER_US = 1_000_000
@@ -56,15 +53,6 @@ COLUMNS = [
     "host_cumulative_total_self_time_pct", "measured_flop_rate_gflops", "model_flop_rate_gflops",
     "measured_memory_bw_gbps", "operational_intensity", "bound_by", "execution_mode",
 ]
-_SUMS = ["occurrences", "time_ps", "self_time_ps", "flops", "model_flops", "bytes_accessed"]
-
-
-@dataclass(frozen=True)
-class Peaks:
-    """The device's peaks that decide `bound_by` (NaN: unknown, never the bottleneck)."""
-
-    flops: float = math.nan  # FLOP/s
-    hbm_bandwidth: float = math.nan  # bytes/s
 
 
 class FrameworkOpStatsAnalysis:
@@ -145,15 +133,6 @@ def _empty_table() -> pd.DataFrame:
                          for c in COLUMNS})
 
 
-def _with_idle(ops: pd.DataFrame, total_ps: int) -> pd.DataFrame:
-    """The side's ops and its IDLE row: the time no op ran (never below zero)."""
-    idle = float(max(0, total_ps - ops["self_time_ps"].sum()))
-    row = pd.DataFrame({"operation": [IDLE], "type": [IDLE], "occurrences": [0],
-                        "time_ps": [idle], "self_time_ps": [idle], "flops": [0.0],
-                        "model_flops": [0.0], "bytes_accessed": [0.0], "eager": [False]})
-    return pd.concat([ops, row], ignore_index=True) if len(ops) else row
-
-
 def _roofline(rows: pd.DataFrame, peaks: Peaks) -> pd.DataFrame:
     """FLOP rates, bandwidth, intensity and the bottleneck of each row, over its total time."""
     seconds = rows["time_ps"].to_numpy(np.float64) / 1e12
@@ -188,66 +167,26 @@ def analyze_framework_op_stats(profile: Profile,
 
 
 def _analyze(profile: Profile, xla_cpu_ops: bool) -> FrameworkOpStatsAnalysis:
-    kineto = [p.part for p in host_parts(profile, kineto_op_part) if p.part is not None]
-    if kineto:
-        return _kineto(profile, kineto)
-    device, device_total, peaks, kind = _device_side(profile, xla_cpu_ops)
-    per_host = [side for part in host_parts(profile, host_framework_ops) for side in part.part]
-    host = _combine([ops for ops, _ in per_host])
-    host_total = sum(total for _, total in per_host)
-    if per_host:
-        host = _with_idle(host, host_total)
-    return FrameworkOpStatsAnalysis(device, host, device_total, host_total, peaks, kind,
+    sides = first_present(profile, FORMATS).read(profile, xla_cpu_ops)
+    return FrameworkOpStatsAnalysis(sides.device, sides.host, sides.device_total_ps,
+                                    sides.host_total_ps, sides.peaks, sides.device_kind,
                                     profile.source)
 
 
-def _kineto(profile: Profile, parts: list[KinetoOps]) -> FrameworkOpStatsAnalysis:
-    """PyTorch (Kineto) traces: cpu_ops and the GPU work they launched (kineto/ops.py), with
-    FLOPs and bytes from shapes (kineto/flops.py) where the trace has them."""
-    device_total = sum(p.device_total_ps for p in parts)
-    host_total = sum(p.host_total_ps for p in parts)
-    device = _combine([p.device for p in parts])
-    host = _combine([p.host for p in parts])
-    gpu = profile_gpu_peaks(profile)
-    peaks = Peaks(math.nan, gpu.bandwidth) if gpu else Peaks()
-    try:
-        calls = op_flops(profile)
-    except Exception as exc:  # noqa: BLE001 - a derived column family: the rows stay
-        profile.warnings.append(f"{profile.source}: op FLOPs left out ({type(exc).__name__}: "
-                                f"{exc}).")
-        calls = None
-    if calls is not None and len(device):
-        device = _with_costs(device, calls[calls["device_self_ps"] > 0], gpu)
-    elif calls is not None and not (profile.built_tracks["section_kind"] == "device").any():
-        host = _with_costs(host, calls, None)  # a CPU-only run: the ops computed on the host
-    return FrameworkOpStatsAnalysis(
-        _with_idle(device, device_total) if len(device) else device,
-        _with_idle(host, host_total) if len(host) else host, device_total, host_total, peaks,
-        "GPU" if len(device) else "", profile.source)
+def xspace_op_sides(profile: Profile, xla_cpu_ops: bool) -> OpSides:
+    """XProf's two sides: device ops from the op profile, host ops from `/host:CPU` planes."""
+    device, device_total, peaks, kind = _device_side(profile, xla_cpu_ops)
+    per_host = [side for part in host_parts(profile, host_framework_ops) for side in part.part]
+    host = combine_ops([ops for ops, _ in per_host])
+    host_total = sum(total for _, total in per_host)
+    if per_host:
+        host = with_idle(host, host_total)
+    return OpSides(device, host, device_total, host_total, peaks, kind)
 
 
-def _with_costs(ops: pd.DataFrame, calls: pd.DataFrame, gpu: GpuPeaks | None) -> pd.DataFrame:
-    """Op rows with the summed FLOPs and bytes of their calls (PyTorch's ops count as their
-    own model: model FLOPs = FLOPs), and each row's peak FLOP rate for the dtype most of its
-    FLOPs ran in."""
-    if not len(calls):
-        return ops
-    flops = np.nan_to_num(calls["flops"].to_numpy(np.float64))
-    frame = pd.DataFrame({"operation": calls["operation"].to_numpy(), "flops": flops,
-                          "bytes": np.nan_to_num(calls["bytes"].to_numpy(np.float64)),
-                          "dtype": calls["peak_dtype"].to_numpy()})
-    sums = frame.groupby("operation", sort=False)[["flops", "bytes"]].sum()
-    dominant = frame.groupby(["operation", "dtype"], sort=False)["flops"].sum().reset_index() \
-        .sort_values("flops", ascending=False, kind="stable").drop_duplicates("operation") \
-        .set_index("operation")["dtype"]
-    ops = ops.copy()
-    name = ops["operation"]
-    ops["flops"] = name.map(sums["flops"]).fillna(0.0).to_numpy(np.float64)
-    ops["model_flops"] = ops["flops"]
-    ops["bytes_accessed"] = name.map(sums["bytes"]).fillna(0.0).to_numpy(np.float64)
-    if gpu is not None:
-        ops["peak_flops"] = [gpu.flops_for(str(d)) for d in name.map(dominant).tolist()]
-    return ops
+def _any_profile(profile: Profile) -> bool:
+    """XSpace's part answers every profile (sides without a plane have no rows)."""
+    return True
 
 
 def host_framework_ops(profile: Profile) -> list[tuple[pd.DataFrame, int]]:
@@ -257,40 +196,15 @@ def host_framework_ops(profile: Profile) -> list[tuple[pd.DataFrame, int]]:
             profile.sections.index[profile.sections["name"] == HOST_PLANE]]
 
 
-def _combine(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """One table from per-host (or per-line) op sums: same-named ops add up."""
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return _empty_ops()
-    frame = pd.concat(parts, ignore_index=True)
-    return _by_operation(frame)
-
-
-def _by_operation(frame: pd.DataFrame, occurrences: str = "sum") -> pd.DataFrame:
-    """Same-named ops summed into one row; a device framework op occurs as often as the most
-    frequent of its HLO ops (`occurrences="max"`), as XProf counts it."""
-    return frame.groupby("operation", sort=False).agg(
-        type=("type", "first"), occurrences=("occurrences", occurrences),
-        time_ps=("time_ps", "sum"), self_time_ps=("self_time_ps", "sum"),
-        flops=("flops", "sum"), model_flops=("model_flops", "sum"),
-        bytes_accessed=("bytes_accessed", "sum"), eager=("eager", "any")).reset_index()
-
-
-def _empty_ops() -> pd.DataFrame:
-    return pd.DataFrame({"operation": pd.Series(dtype=object), "type": pd.Series(dtype=object),
-                         **{c: pd.Series(dtype=np.float64) for c in _SUMS},
-                         "eager": pd.Series(dtype=bool)})
-
-
 def _device_side(profile: Profile, xla_cpu_ops: bool) -> tuple[pd.DataFrame, int, Peaks, str]:
     """Device ops by framework op, from the op profile's ops (XProf's device op metrics)."""
     try:
         analysis = analyze_op_profile(profile)
     except ProfileError:
-        return _empty_ops(), 0, Peaks(), ""
+        return empty_ops(), 0, Peaks(), ""
     kind = analysis.device.kind
     if kind == "CPU" and not xla_cpu_ops:
-        return _empty_ops(), 0, Peaks(), ""
+        return empty_ops(), 0, Peaks(), ""
     ops = analysis.ops
     # TPU ops carry the `tf_op` stat as written; on GPU and CPU the op profile has the HLO
     # metadata's op name, which XProf reads as `name:type` with the type left empty.
@@ -308,10 +222,10 @@ def _device_side(profile: Profile, xla_cpu_ops: bool) -> tuple[pd.DataFrame, int
         "bytes_accessed": np.nan_to_num(ops["bytes_accessed"].to_numpy(np.float64)),
         "eager": False,
     })
-    grouped = _by_operation(frame, occurrences="max")
+    grouped = by_operation(frame, occurrences="max")
     device = analysis.device
     peaks = Peaks(device.peak_flops, device.peak_bandwidth)
-    return _with_idle(grouped, analysis.total_time_ps), analysis.total_time_ps, peaks, kind
+    return with_idle(grouped, analysis.total_time_ps), analysis.total_time_ps, peaks, kind
 
 
 def _host_side(profile: Profile, section: int) -> tuple[pd.DataFrame, int]:
@@ -326,7 +240,7 @@ def _host_side(profile: Profile, section: int) -> tuple[pd.DataFrame, int]:
     keep = np.array([bool(str(v)) for v in stat_values.tolist()], bool)
     by_stat, stat_values = by_stat[keep], stat_values[keep]
     if not by_name.shape[0] and not by_stat.shape[0]:
-        return _empty_ops(), 0
+        return empty_ops(), 0
     parsed_stat = [parse_framework_op(str(v)) for v in stat_values.tolist()]
     table = _framework_op_table(profile)
     row = named[profile.meta[by_name]]
@@ -348,7 +262,7 @@ def _host_side(profile: Profile, section: int) -> tuple[pd.DataFrame, int]:
                           "time_ps": (end - start).astype(np.float64),
                           "self_time_ps": own.astype(np.float64), "flops": 0.0,
                           "model_flops": 0.0, "bytes_accessed": 0.0, "eager": eager})
-    ops = _by_operation(frame)
+    ops = by_operation(frame)
     spans = pd.DataFrame({"line": lines, "start": start, "end": end,
                           "own": own}).groupby("line").agg(
         start=("start", "min"), end=("end", "max"), own=("own", "sum"))
@@ -386,3 +300,7 @@ def framework_op_stats_available(profile: Profile) -> bool:
     """Whether the profile has framework ops on any side (the suite's tab and XProf's list)."""
     analysis = analyze_framework_op_stats(profile)
     return bool((analysis.device["type"] != IDLE).any() or (analysis.host["type"] != IDLE).any())
+
+
+FORMATS = (FRAMEWORK_OP_STATS, FormatPart("xspace", _any_profile, xspace_op_sides))
+"""A PyTorch trace's ops where the profile has them, else XProf's (analysis/parts.py)."""

@@ -37,7 +37,7 @@ from .framework_op_stats import analyze_framework_op_stats
 from .gpu_peaks import gpu_peaks, profile_gpu_peaks
 from .hlo_stats import MEMORIES, DevicePeaks, hlo_stats_available, op_metrics, rates
 from .hosts import host_parts
-from .kineto import has_category
+from .kineto import any_rank_has
 from .kineto.flops import op_flops
 from .kineto.ops import DEVICE_WORK
 from .steps import find_steps, track_events
@@ -126,7 +126,7 @@ def _analyze(profile: Profile) -> RooflineModelAnalysis:
 def _kineto_calls(profile: Profile) -> pd.DataFrame:
     """The PyTorch op calls the roofline draws: outermost, with FLOPs, that ran GPU work
     (copies and fills are left out: their time is often a transfer from or to the host)."""
-    if not any(p.part for p in host_parts(profile, has_category, DEVICE_WORK)):
+    if not any_rank_has(profile, DEVICE_WORK):
         return pd.DataFrame()  # cheap (reads no events): a trace without GPU work has none
     calls = op_flops(profile)
     computes = np.nan_to_num(calls["flops"].to_numpy(np.float64)) > 0

@@ -9,10 +9,12 @@ it here rather than guessing from names. A kernel names the call that launched i
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 
 from ...profile.model import Profile
+from ..hosts import host_parts
 
 KERNELS = ("kernel", "Kernel")
 """Kineto's category of GPU kernels (`Kernel` in its 2022 and older traces)."""
@@ -33,6 +35,11 @@ def meta_categories(profile: Profile) -> np.ndarray:
 def has_category(profile: Profile, categories: Collection[str]) -> bool:
     """Whether any metadata row is of these Kineto categories (cheap: reads no events)."""
     return bool(np.isin(meta_categories(profile), list(categories)).any())
+
+
+def any_rank_has(profile: Any, categories: Collection[str]) -> bool:
+    """`has_category` on every host of a local profile or a pod (where it runs on the workers)."""
+    return any(p.part for p in host_parts(profile, has_category, categories))
 
 
 def events_of(profile: Profile, categories: Collection[str], section_kind: str) -> np.ndarray:

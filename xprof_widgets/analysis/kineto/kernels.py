@@ -50,9 +50,9 @@ from . import (
     CPU_OPS,
     KERNELS,
     STEP_MARKER,
+    any_rank_has,
     args_of,
     events_of,
-    has_category,
     innermost_enclosing,
     int_stat,
     meta_categories,
@@ -91,8 +91,8 @@ class Owners:
 
 
 def has_kernels(profile: Profile) -> bool:
-    """Whether the trace has Kineto kernels (cheap: reads no events)."""
-    return has_category(profile, KERNELS)
+    """Whether any rank's trace has Kineto kernels (cheap: reads no events)."""
+    return any_rank_has(profile, KERNELS)
 
 
 def kineto_kernel_part(profile: Profile) -> pd.DataFrame:
