@@ -18,7 +18,8 @@ import pandas as pd
 import traitlets
 
 from ..analysis.hlo_stats import hlo_stats, op_metrics
-from ..analysis.roofline_model import TOTAL, RooflineModelAnalysis, analyze_roofline_model
+from ..analysis.roofline_model import analyze_roofline_model
+from ..analysis.roofline_rows import TOTAL, RooflineModelAnalysis
 from ..opening import open_profile
 from ..profile.model import Profile
 from . import _charts
