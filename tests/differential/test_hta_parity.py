@@ -57,7 +57,7 @@ from xprof_widgets.analysis.kineto.gpu_time import (
     stream_kernels,
     time_breakdown_table,
 )
-from xprof_widgets.analysis.overview import time_breakdown
+from xprof_widgets.analysis.kineto.overview import time_breakdown
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "public"
 PS_PER_US = 10**6

@@ -24,7 +24,7 @@ from xprof_widgets.analysis.kineto.gpu_time import (
     overlap_of,
     overlap_table,
 )
-from xprof_widgets.analysis.overview import gpu_advice
+from xprof_widgets.analysis.kineto.overview import gpu_advice
 
 KINDS = ("COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER")
 work_rows = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 15), st.sampled_from(KINDS)),

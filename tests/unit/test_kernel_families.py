@@ -25,7 +25,7 @@ from xprof_widgets.analysis.kineto.gpu_time import (
     kernel_breakdown,
     kernel_type,
 )
-from xprof_widgets.analysis.overview import gpu_breakdowns
+from xprof_widgets.analysis.kineto.overview import gpu_breakdowns
 from xprof_widgets.analysis.step_breakdown import device_levels
 
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"

@@ -22,8 +22,9 @@ import json
 import pytest
 
 import xprof_widgets as xw
+from xprof_widgets.analysis.kineto.overview import plugin_breakdown
 from xprof_widgets.analysis.kineto.step_breakdown import PART_COLUMNS, torch_step_breakdown
-from xprof_widgets.analysis.overview import overview, plugin_breakdown
+from xprof_widgets.analysis.overview import overview
 
 HOST, GPU = 1, 0
 NEXT = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.kineto import gpu_time
-from ..analysis.overview import time_breakdown
+from ..analysis.kineto.overview import time_breakdown
 from ..profile.model import Profile
 
 TEMPORAL_COLUMNS = ["rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)",

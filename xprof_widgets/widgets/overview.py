@@ -9,9 +9,10 @@ import pandas as pd
 
 from .. import tools as registry
 from ..analysis.kineto.gpu_time import comm_comp_overlap, idle_time_breakdown
+from ..analysis.kineto.overview import time_breakdown
 from ..analysis.kineto.step_breakdown import torch_step_breakdown
 from ..analysis.overview import Overview as OverviewData
-from ..analysis.overview import overview, time_breakdown
+from ..analysis.overview import overview
 from ..analysis.suggestions import RULES
 from ..opening import open_profile
 from ..profile.model import Profile
