@@ -49,9 +49,21 @@ def imports(root: Path) -> dict[str, dict[str, int]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             for target in _targets(node, package, found):
-                if target != name:
-                    edges[name].setdefault(target, node.lineno)
+                for loaded in (*_packages_run(target, name, root.name, found), target):
+                    if loaded != name:
+                        edges[name].setdefault(loaded, node.lineno)
     return edges
+
+
+def _packages_run(target: str, importer: str, top: str, known: Mapping[str, Path]) -> list[str]:
+    """The packages whose `__init__` Python runs to load `target`: each one above it, but the
+    top package (whose `__init__` only names things lazily) and the importer's own (already
+    running). `import a.b.c` runs `a/b/__init__.py` first, so a circle through it is real."""
+    parts = target.split(".")
+    own = importer.split(".")
+    return [package for depth in range(2, len(parts))
+            if (package := ".".join(parts[:depth])) in known and package != top
+            and own[:depth] != parts[:depth]]
 
 
 def _targets(node: ast.AST, package: str, known: Mapping[str, Path]) -> list[str]:
@@ -162,10 +174,14 @@ def test_the_walk_sees_lazy_and_type_only_imports(tmp_path):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n")
     (root / "high" / "c.py").write_text("from ..low.a import f\n")
     (root / "low" / "d.py").write_text("import pkg.high.c\n")
+    (root / "low" / "sub").mkdir()  # a circle only through a package's __init__
+    (root / "low" / "sub" / "__init__.py").write_text("from ..e import g\n")
+    (root / "low" / "sub" / "h.py").write_text("")
+    (root / "low" / "e.py").write_text("def g():\n    from .sub import h\n")
     edges = imports(root)
-    assert circles(edges) == [["pkg.low.a", "pkg.low.b"]]
+    assert circles(edges) == [["pkg.low.a", "pkg.low.b"], ["pkg.low.e", "pkg.low.sub"]]
     assert upward(edges, (("low", ("low",)), ("high", ("high", "")))) == [
-        "pkg.low.d:1 -> pkg.high.c"]
+        "pkg.low.d:1 -> pkg.high", "pkg.low.d:1 -> pkg.high.c"]
 
 
 if __name__ == "__main__":
