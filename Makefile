@@ -25,7 +25,7 @@ IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
 test: install chromium test-js test-pb-compat test-colab
 	$(VENV)/bin/ruff check .
-	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile
+	XPROF_WIDGETS_REQUIRE_REFERENCES=1 $(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..profile.model import Profile
-from .op_profile import _GPU_FLOPS_PER_SM_CYCLE
+from .op_profile import GPU_FLOPS_PER_SM_CYCLE
 
 TERA, GIGA = 1e12, 1e9
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8")
@@ -103,9 +103,9 @@ def gpu_peaks(properties: dict | None) -> GpuPeaks:
             return GpuPeaks(name, dict(flops), bandwidth, "table")
     clock_khz = float(props.get("clockRate", 0) or 0)
     major, minor = int(props.get("computeMajor", 0) or 0), int(props.get("computeMinor", 0) or 0)
-    known = [cap for cap in _GPU_FLOPS_PER_SM_CYCLE if cap <= (major, minor)]
+    known = [cap for cap in GPU_FLOPS_PER_SM_CYCLE if cap <= (major, minor)]
     if clock_khz > 0 and sms > 0 and major and known and "amd" not in lower:
-        peak = _GPU_FLOPS_PER_SM_CYCLE[max(known)] * sms * clock_khz * 1e3
+        peak = GPU_FLOPS_PER_SM_CYCLE[max(known)] * sms * clock_khz * 1e3
         return GpuPeaks(name, dict.fromkeys(("fp32", "tf32", "bf16", "fp16"), peak), math.nan,
                         "clock")
     return GpuPeaks(name)

@@ -65,7 +65,7 @@ _FORMATTING = ("data formatting", "copy", "copy-start", "copy-done", "transpose"
 
 # Dense FLOPs per SM per clock cycle, the largest of the fp32/fp16 vector and matrix rates, by
 # CUDA compute capability (NVIDIA architecture whitepapers; the same figures XProf uses).
-_GPU_FLOPS_PER_SM_CYCLE = {
+GPU_FLOPS_PER_SM_CYCLE = {
     (10, 0): 8192, (9, 0): 4096, (8, 9): 1024, (8, 6): 1024, (8, 0): 2048, (7, 5): 1024,
     (7, 0): 1024, (6, 1): 256, (6, 0): 256, (5, 0): 256, (3, 0): 384, (2, 0): 64,
 }
@@ -744,8 +744,8 @@ def _gpu_device(stats: dict, count: int) -> Device:
     cores = int(stats.get("core_count", 0) or 0)
     major, minor = int(stats.get("compute_cap_major", 0) or 0), int(stats.get("compute_cap_minor",
                                                                               0) or 0)
-    known = [cap for cap in _GPU_FLOPS_PER_SM_CYCLE if cap <= (major, minor)]
-    per_cycle = _GPU_FLOPS_PER_SM_CYCLE[max(known)] if known and major else 0
+    known = [cap for cap in GPU_FLOPS_PER_SM_CYCLE if cap <= (major, minor)]
+    per_cycle = GPU_FLOPS_PER_SM_CYCLE[max(known)] if known and major else 0
     peak_flops = per_cycle * cores * clock_ghz * 1e9
     peak_bw = float(stats.get("memory_bandwidth", 0) or 0)
     vendor = str(stats.get("device_vendor") or "")

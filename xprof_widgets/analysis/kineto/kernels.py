@@ -196,7 +196,7 @@ def _sm_count(stats: object) -> float:
 def launch_owners(profile: Profile, work: np.ndarray, args: dict[str, np.ndarray]) -> Owners:
     """Each piece of GPU work's owner (see the module doc); `args` holds LINKS of `work`."""
     owner = np.full(work.shape[0], -1, np.int64)
-    call = _launch_calls(profile, args["correlation"])
+    call = launch_calls(profile, args["correlation"])
     linked = np.flatnonzero(call >= 0)
     for categories in OWNERS:
         todo = linked[owner[linked] < 0]
@@ -206,7 +206,7 @@ def launch_owners(profile: Profile, work: np.ndarray, args: dict[str, np.ndarray
     owner = np.where((call >= 0) & (owner < 0), call, owner)
     missing = np.flatnonzero(call < 0)
     if missing.shape[0]:
-        owner[missing] = _by_external_id(profile, {n: args[n][missing] for n in _EXTERNAL_ID})
+        owner[missing] = by_external_id(profile, {n: args[n][missing] for n in _EXTERNAL_ID})
     known = owner >= 0
     names = np.where(known, profile.display_names[profile.meta[owner]], "")
     categories = np.where(known, meta_categories(profile)[profile.meta[owner]], "")
@@ -216,7 +216,7 @@ def launch_owners(profile: Profile, work: np.ndarray, args: dict[str, np.ndarray
                   code.astype(np.int64))
 
 
-def _launch_calls(profile: Profile, correlation: np.ndarray) -> np.ndarray:
+def launch_calls(profile: Profile, correlation: np.ndarray) -> np.ndarray:
     """Per piece of work, the runtime or driver call with its `correlation` (the first such
     call of the trace); -1 where the trace has none."""
     out = np.full(correlation.shape[0], -1, np.int64)
@@ -241,7 +241,7 @@ def _owner_events(profile: Profile, categories: tuple[str, ...]) -> np.ndarray:
     return events[~np.isin(profile.meta[events], steps)]
 
 
-def _by_external_id(profile: Profile, ids: dict[str, np.ndarray]) -> np.ndarray:
+def by_external_id(profile: Profile, ids: dict[str, np.ndarray]) -> np.ndarray:
     """The cpu_op whose External id is the work's, per piece of work; -1 where none is."""
     new, old = ids.values()
     column = np.where(_present(new), new, old)

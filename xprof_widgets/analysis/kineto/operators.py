@@ -34,7 +34,7 @@ from ...profile.model import Profile
 from ..hosts import host_parts
 from ..kernel_families import UNKNOWN, YES, tensor_core_use
 from . import CPU_OPS, args_of, events_of, has_category, innermost_enclosing, int_stat
-from .kernels import LINKS, _by_external_id, _launch_calls, launch_owners
+from .kernels import LINKS, by_external_id, launch_calls, launch_owners
 from .ops import DEVICE_WORK, UNKNOWN_TYPE, host_self_times, op_type
 
 GROUPINGS = ("op", "input_shape", "call_stack")
@@ -225,11 +225,11 @@ def _work_ops(profile: Profile, work: np.ndarray, ops: np.ndarray, names: np.nda
     if ops.shape[0]:
         position = np.full(int(ops.max()) + 1, -1, np.int64)
         position[ops] = np.arange(ops.shape[0])
-        call = _launch_calls(profile, args["correlation"])
+        call = launch_calls(profile, args["correlation"])
         around = np.full(work.shape[0], -1, np.int64)
         linked = np.flatnonzero(call >= 0)
         around[linked] = innermost_enclosing(profile, call[linked], ops)
-        by_id = _by_external_id(profile, {n: args[n] for n in LINKS[1:]})
+        by_id = by_external_id(profile, {n: args[n] for n in LINKS[1:]})
         for candidate in (around, np.where(call < 0, by_id, -1)):
             index = np.where(candidate >= 0, position[np.maximum(candidate, 0)], -1)
             found = (at < 0) & (index >= 0)
