@@ -24,6 +24,7 @@ from xprof_widgets.hta_face.critical_path import (
     OPERATOR,
     SYNC_DEPENDENCY,
 )
+from xprof_widgets.hta_face.launches import QUEUED_LAUNCHES
 
 SIMPLE_ADD = Path(__file__).parents[1] / "data" / "public" / "hta" / "critical_path" / "simple_add"
 FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
@@ -187,17 +188,73 @@ def test_backward_edges_left_out(tmp_path):
     assert not set(zip(gap["begin"], gap["end"])) & graph.critical_path_edges_set
 
 
-def test_event_syncs_not_linked():
-    """NO_EVENT_SYNC: cudaEventSynchronize's end has no sync edge into it here (HTA links it
-    to the kernel before the matching cudaEventRecord); the path is still found."""
+def _raw_events(trace: Path) -> list[dict]:
+    return json.loads(gzip.decompress(next(trace.glob("*.json.gz")).read_bytes()))["traceEvents"]
+
+
+def _kernel_recorded_before(events: list[dict], record_corr: int) -> int:
+    """Brute force from the JSON: the correlation of the last kernel launch on the recorded
+    event's stream (as the syncs waiting on it state it) at or before the cudaEventRecord."""
+    stream = next(e["args"]["wait_on_stream"] for e in events if e.get("cat") == "cuda_sync"
+                  and e["args"].get("wait_on_cuda_event_record_corr_id") == record_corr)
+    record = next(e for e in events if e["name"] == "cudaEventRecord"
+                  and e["args"]["correlation"] == record_corr)
+    on_stream = {e["args"]["correlation"] for e in events
+                 if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")
+                 and e["args"].get("stream") == stream}
+    launches = [e for e in events if e["name"] in QUEUED_LAUNCHES
+                and e["args"]["correlation"] in on_stream and e["ts"] <= record["ts"]]
+    return max(launches, key=lambda e: e["ts"])["args"]["correlation"]
+
+
+def _sync_pairs(graph) -> list[tuple[int, int, str, str]]:
+    """Each sync edge as (from event's correlation, to event's correlation, from's name, to's)."""
+    table = graph.trace_df.set_index("index")
+    edges = graph.edges[graph.edges["type"] == SYNC_DEPENDENCY]
+    assert (edges["weight"] == 0).all()  # HTA's: a sync dependency weighs nothing
+    ev = graph.nodes["ev_idx"].to_numpy()
+    return [(int(table.at[ev[b], "correlation"]), int(table.at[ev[e], "correlation"]),
+             str(table.at[ev[b], "name"]), str(table.at[ev[e], "name"]))
+            for b, e in zip(edges["begin"], edges["end"], strict=True)]
+
+
+def test_an_event_sync_waits_for_the_kernel_recorded_before_it():
+    """HTA's cudaEventSynchronize edge: from the kernel launched on the event's stream before
+    its cudaEventRecord to the sync call's end; the device sync (cudaDeviceSynchronize, no
+    stream) waits for the stream's last kernel. HTA's own test asks for zero-weight sync
+    edges on this trace; the kernel is checked against the JSON here."""
     trace = SIMPLE_ADD.parent / "cuda_event_sync"
-    analyzer = xw.TraceAnalysis(trace_dir=str(trace))
-    graph, ok = analyzer.critical_path_analysis(0, "ProfilerStep", 0)
+    graph, ok = xw.TraceAnalysis(trace_dir=str(trace)).critical_path_analysis(
+        0, "ProfilerStep", 0)
     assert ok
-    synced = graph.edges.loc[graph.edges["type"] == SYNC_DEPENDENCY, "end"].to_numpy()
-    names = graph.trace_df.set_index("index")["name"].astype(str)
-    into = names[graph.nodes["ev_idx"].to_numpy()[synced]].tolist()
-    assert "cudaEventSynchronize" in set(names) and "cudaEventSynchronize" not in into
+    events = _raw_events(trace)
+    pairs = _sync_pairs(graph)
+    into = {to_name: (src, src_name) for src, _, src_name, to_name in pairs}
+    assert {"cudaEventSynchronize", "cudaDeviceSynchronize", "cudaStreamSynchronize"} <= set(into)
+    assert into["cudaEventSynchronize"][0] == _kernel_recorded_before(events, 1533)
+
+
+def test_a_stream_wait_links_kernels_across_streams():
+    """HTA's cudaStreamWaitEvent edge, GPU to GPU: from the kernel recorded before the event
+    on stream 20 to the next work the waiting thread launches on stream 24. HTA's test on this
+    trace finds 3 event records with their launches; so do we."""
+    trace = SIMPLE_ADD.parent / "cuda_event_sync_multi_stream"
+    analyzer = xw.TraceAnalysis(trace_dir=str(trace))
+    graph, ok = analyzer.critical_path_analysis(0, "", None)
+    assert ok
+    events = _raw_events(trace)
+    recorded = {c: _kernel_recorded_before(events, c) for c in (32, 62, 1385)}
+    assert len(recorded) == 3
+    wait = next(e for e in events if e["name"] == "cudaStreamWaitEvent")
+    launched_next = min((e for e in events if e["name"] in QUEUED_LAUNCHES
+                         and e["tid"] == wait["tid"] and e["ts"] >= wait["ts"]
+                         and any(k["args"].get("correlation") == e["args"]["correlation"]
+                                 and k["args"].get("stream") == 24 for k in events
+                                 if k.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy"))),
+                        key=lambda e: e["ts"])
+    gpu_to_gpu = [(src, dst) for src, dst, _, to_name in _sync_pairs(graph)
+                  if not to_name.startswith("cuda")]
+    assert gpu_to_gpu == [(recorded[1385], launched_next["args"]["correlation"])]
 
 
 def test_unknown_annotation_answers_none(simple_add):

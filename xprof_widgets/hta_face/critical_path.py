@@ -6,11 +6,15 @@ thread's call stack (an operator's time, `critical_path_operator`), from one top
 to the next (`critical_path_dependency`), from a launch call to its kernel when the stream was
 idle (`critical_path_kernel_launch_delay`), from one kernel to the next on a stream
 (`critical_path_kernel_kernel_delay`), and from the last kernel a stream or device sync waited
-for to the sync call's end (`critical_path_sync_dependency`). The critical path is the DAG's
-longest path by weight (the time between an edge's nodes; 0 for dependencies, syncs and the
-return of a blocking call). Here the nodes and edges are numpy columns; the one sequential step
-is the longest-path recurrence, a pass over edge ints in topological order. Event-record syncs
-(`cudaEventSynchronize`, `cudaStreamWaitEvent`) are not linked (docs/from_hta.md, NO_EVENT_SYNC).
+for to the sync call's end, or between kernels an event links (`critical_path_sync_dependency`).
+The critical path is the DAG's longest path by weight (the time between an edge's nodes; 0 for
+dependencies, syncs and the return of a blocking call). Here the nodes and edges are numpy columns; the one sequential step
+is the longest-path recurrence, a pass over edge ints in topological order. Event syncs link as
+HTA links them: `cudaEventSynchronize` (and a `cudaEventQuery` Kineto marks as one) waits for
+the kernel launched on the event's stream before its `cudaEventRecord`, and a
+`cudaStreamWaitEvent` makes the next work its thread launches on the waiting stream wait for that
+kernel (a sync edge from GPU to GPU, which also decides whether that work's launch or the gap
+before it is an edge). The GPU's syncs come from events.rank_syncs.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ BLOCKING_SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEv
                        "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync")
 """Calls whose return is waiting, not work: the edge into their end weighs 0 (as HTA)."""
 NODE_CATEGORIES = ("cpu_op", "cuda_runtime", "cuda_driver")
+SYNC_CATEGORY = "cuda_sync"
 EDGE_COLUMNS = ["begin", "end", "weight", "type", "event_idx"]
 BREAKDOWN_COLUMNS = ["event_idx", "duration", "type", "s_name", "cat", "pid", "tid", "stream",
                      "index", "bound_by"]
@@ -132,7 +137,7 @@ class CPGraph:
                 f"critical_path_nodes={len(self.critical_path_nodes)})")
 
 
-def critical_path_graph(table: pd.DataFrame, rank: int, annotation: str,
+def critical_path_graph(table: pd.DataFrame, syncs: pd.DataFrame, rank: int, annotation: str,
                         instance_id: int | tuple[int, int] | None,
                         event_base: int = 0) -> CPGraph | None:
     """The graph of the events in the window of `annotation`'s instance(s) (HTA's clipping:
@@ -146,7 +151,8 @@ def critical_path_graph(table: pd.DataFrame, rank: int, annotation: str,
     clipped = _clip(table, *window)
     nodes, start_node, end_node, events = _nodes(clipped)
     edges = pd.concat([_cpu_edges(clipped, events, start_node, end_node, nodes),
-                       _gpu_edges(table, clipped, events, start_node, end_node)],
+                       _gpu_edges(table, clipped, _clip_syncs(clipped, syncs, *window), events,
+                                  start_node, end_node)],
                       ignore_index=True)
     edges = edges.drop_duplicates(["begin", "end"], keep="last", ignore_index=True)
     return CPGraph(rank, clipped, nodes, edges, event_base)
@@ -181,6 +187,17 @@ def _clip(table: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
     gpu = ~host & (((call_ts >= start) & (call_ts <= end) & (call_dur > 0))
                    | (table["name"] == "Stream Wait Event"))
     return table[cpu | gpu].reset_index(drop=True)
+
+
+def _clip_syncs(clipped: pd.DataFrame, syncs: pd.DataFrame, start: float, end: float
+                ) -> pd.DataFrame:
+    """The syncs HTA keeps: on a stream, as the GPU work (its call clipped in); device-wide and
+    event syncs (no stream), as host events (starting in the window)."""
+    on_stream = syncs["stream"].to_numpy() != -1
+    called = syncs["correlation"].isin(_runtime_of(clipped).index).to_numpy()
+    own = ((syncs["ts"] >= start) & (syncs["ts"] <= end) & (syncs["dur"] > 0)).to_numpy()
+    waits = (syncs["name"] == "Stream Wait Event").to_numpy()
+    return syncs[(on_stream & (called | waits)) | (~on_stream & own)].reset_index(drop=True)
 
 
 def _nodes(clipped: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
@@ -291,17 +308,20 @@ def _queue_lengths(table: pd.DataFrame) -> pd.Series:
                      index=steps["index"].to_numpy())
 
 
-def _gpu_edges(table: pd.DataFrame, clipped: pd.DataFrame, events: np.ndarray,
-               start_node: np.ndarray, end_node: np.ndarray) -> pd.DataFrame:
+def _gpu_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
+               events: np.ndarray, start_node: np.ndarray, end_node: np.ndarray
+               ) -> pd.DataFrame:
     """Each kernel's time; its launch delay where its stream was idle at the launch, else the
-    gap after the stream's previous kernel; syncs from the kernels a stream or device sync
-    waited for to the sync call's end."""
+    gap after the stream's previous kernel; and the syncs (`_sync_edges`). Kernels and syncs
+    are taken in HTA's order: kernels by start, syncs by end."""
     gpu = events[clipped["stream"].to_numpy()[events] != -1]
-    sync = clipped["cat"].to_numpy()[gpu] == "cuda_sync"
-    key = np.where(sync, clipped["end"].to_numpy()[gpu], clipped["ts"].to_numpy()[gpu])
-    by_time = np.argsort(key, kind="stable")
-    gpu, sync = gpu[by_time], sync[by_time]
-    kernels, syncs = gpu[~sync], gpu[sync]
+    kernels = gpu[clipped["cat"].to_numpy()[gpu] != SYNC_CATEGORY]
+    key = np.concatenate([clipped["ts"].to_numpy()[kernels], syncs["end"].to_numpy()])
+    place = np.empty(key.shape[0], np.int64)
+    place[np.argsort(key, kind="stable")] = np.arange(key.shape[0])
+    order = np.argsort(place[:kernels.shape[0]], kind="stable")
+    kernels, kernel_place = kernels[order], place[:kernels.shape[0]][order]
+    sync_place = place[kernels.shape[0]:]
     stream = clipped["stream"].to_numpy()
     index = clipped["index"].to_numpy()
     row_of = pd.Series(np.arange(len(clipped)), index=index)
@@ -316,41 +336,139 @@ def _gpu_edges(table: pd.DataFrame, clipped: pd.DataFrame, events: np.ndarray,
     same = k_stream[by_stream][1:] == k_stream[by_stream][:-1]
     prev[by_stream[1:][same]] = kernels[by_stream[:-1][same]]
     ts, end = clipped["ts"].to_numpy(), clipped["end"].to_numpy()
+    waited = _waited_kernels(table, clipped, syncs, kernels, kernel_place, sync_place, row_of)
+    has_wait = waited >= 0
+    wait_end = np.where(has_wait, end[np.maximum(waited, 0)], -np.inf)
     has_prev = prev >= 0
     launch = ((at_launch == 1) & (at_start == 0)
-              & (~has_prev | (end[np.maximum(prev, 0)] < ts[call_row])))
-    gap = ~launch & has_prev
+              & (~has_prev | (end[np.maximum(prev, 0)] < ts[call_row]))
+              & (wait_end < ts[call_row]))
+    gap = ~launch & has_prev & (wait_end < end[np.maximum(prev, 0)])
     frames = [
         _edges(start_node[kernels], end_node[kernels], end[kernels] - ts[kernels], OPERATOR,
                index[kernels]),
+        _edges(end_node[waited[has_wait]], start_node[kernels[has_wait]],
+               np.zeros(int(has_wait.sum())), SYNC_DEPENDENCY, -1),
         _edges(start_node[call_row[launch]], start_node[kernels[launch]],
                ts[kernels[launch]] - ts[call_row[launch]], KERNEL_LAUNCH_DELAY, -1),
         _edges(end_node[prev[gap]], start_node[kernels[gap]],
                ts[kernels[gap]] - end[prev[gap]], KERNEL_KERNEL_DELAY, index[prev[gap]]),
-        _sync_edges(clipped, kernels, syncs, (np.flatnonzero(~sync), np.flatnonzero(sync)),
-                    row_of, end_node)]
+        _sync_edges(table, clipped, syncs, kernels, (kernel_place, sync_place), row_of,
+                    end_node)]
     return pd.concat(frames, ignore_index=True)
 
 
-def _sync_edges(clipped: pd.DataFrame, kernels: np.ndarray, syncs: np.ndarray,
-                at: tuple[np.ndarray, np.ndarray], row_of: pd.Series,
+def _sync_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
+                kernels: np.ndarray, at: tuple[np.ndarray, np.ndarray], row_of: pd.Series,
                 end_node: np.ndarray) -> pd.DataFrame:
-    """A stream sync waits for its stream's last kernel before it (`at`: the kernels' and
-    the syncs' places in time order); a device (context) sync for every stream's."""
-    names = clipped["name"].astype(str).to_numpy()[syncs]
+    """GPU to CPU: a stream sync waits for its stream's last kernel before it (`at`: the
+    kernels' and the syncs' places in HTA's order), a device (context) sync for every stream's,
+    an event sync for the kernel its event was recorded after; each edge ends at the sync
+    call's end."""
+    names = syncs["name"].to_numpy(dtype=object)
     stream = clipped["stream"].to_numpy()
-    calls = _runtime_of(clipped).reindex(clipped["correlation"].to_numpy()[syncs])
-    call_end = end_node[row_of.reindex(calls["index"].to_numpy()).to_numpy().astype(np.int64)]
+    call_end = _call_nodes(clipped, syncs["correlation"].to_numpy(), row_of, end_node)
     srcs, dsts = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
     for s in np.unique(stream[kernels]).tolist():  # per stream: its last kernel before a sync
         mine = stream[kernels] == s
-        waits = (names == "Context Sync") | ((names == "Stream Sync") & (stream[syncs] == s))
+        waits = (names == "Context Sync") | ((names == "Stream Sync")
+                                             & (syncs["stream"].to_numpy() == s))
         last = np.searchsorted(at[0][mine], at[1][waits]) - 1
-        ok = last >= 0
+        ok = (last >= 0) & (call_end[waits] >= 0)
         srcs.append(end_node[kernels[mine][last[ok]]])
         dsts.append(call_end[waits][ok])
+    event = names == "Event Sync"
+    if event.any():
+        recorded = _row_nodes(_recorded_kernels(table, syncs).reindex(
+            syncs["wait_on_record"].to_numpy()[event]).to_numpy(), row_of, end_node)
+        ok = (recorded >= 0) & (call_end[event] >= 0)
+        srcs.append(recorded[ok])
+        dsts.append(call_end[event][ok])
     src, dst = np.concatenate(srcs), np.concatenate(dsts)
     return _edges(src, dst, np.zeros(src.shape[0]), SYNC_DEPENDENCY, -1)
+
+
+def _waited_kernels(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
+                    kernels: np.ndarray, kernel_place: np.ndarray, sync_place: np.ndarray,
+                    row_of: pd.Series) -> np.ndarray:
+    """Per kernel, the clipped row of the kernel a `cudaStreamWaitEvent` made it wait for (the
+    kernel launched last on the event's stream before its `cudaEventRecord`), -1 for none. A
+    wait holds the next kernel its thread launches on the waiting stream, once: where several
+    name one kernel, the last before it counts."""
+    out = np.full(kernels.shape[0], -1, np.int64)
+    waits = np.flatnonzero(syncs["name"].to_numpy(dtype=object) == "Stream Wait Event")
+    if not waits.shape[0]:
+        return out
+    src = _recorded_kernels(table, syncs).reindex(
+        syncs["wait_on_record"].to_numpy()[waits]).to_numpy()
+    dest = _next_kernels(table, syncs.iloc[waits])
+    position = pd.Series(np.arange(kernels.shape[0]),
+                         index=clipped["index"].to_numpy()[kernels])
+    at = position.reindex(dest).to_numpy()
+    ok = ~np.isnan(at) & ~np.isnan(src)
+    at = at[ok].astype(np.int64)
+    src_row = row_of.reindex(src[ok]).to_numpy()
+    later = (kernel_place[at] > sync_place[waits][ok]) & ~np.isnan(src_row)
+    order = np.argsort(sync_place[waits][ok][later], kind="stable")  # the last wait wins
+    out[at[later][order]] = src_row[later][order].astype(np.int64)
+    return out
+
+
+def _launches(table: pd.DataFrame) -> pd.DataFrame:
+    """HTA's launch calls (QUEUED_LAUNCHES) with the kernel each launched: the call's `index`,
+    `ts`, `track`; the kernel's `kernel`, `stream` and `pid` (its GPU); by time."""
+    device = table[table["stream"] != -1]
+    device = device.drop_duplicates("correlation")[["correlation", "index", "stream", "pid"]]
+    calls = table[(table["stream"] == -1) & table["name"].isin(QUEUED_LAUNCHES)]
+    return calls[["index", "ts", "track", "correlation"]].merge(
+        device.rename(columns={"index": "kernel"}), on="correlation").sort_values(
+        "ts", kind="stable", ignore_index=True)
+
+
+def _recorded_kernels(table: pd.DataFrame, syncs: pd.DataFrame) -> pd.Series:
+    """Per `cudaEventRecord` correlation, the `index` of the kernel launched last on the
+    event's GPU and stream (as the syncs waiting on it state them) at or before the record."""
+    stated = syncs[syncs["wait_on_stream"] > -1].drop_duplicates("wait_on_record")
+    records = table[(table["stream"] == -1) & (table["name"] == "cudaEventRecord")][
+        ["correlation", "ts"]].merge(
+        stated[["wait_on_record", "wait_on_stream", "pid"]].rename(
+            columns={"wait_on_record": "correlation", "wait_on_stream": "stream"}),
+        on="correlation").sort_values("ts", kind="stable")
+    found = pd.merge_asof(records, _launches(table)[["ts", "pid", "stream", "kernel"]],
+                          on="ts", by=["pid", "stream"], direction="backward")
+    return pd.Series(found["kernel"].to_numpy(np.float64), index=found["correlation"])
+
+
+def _next_kernels(table: pd.DataFrame, waits: pd.DataFrame) -> np.ndarray:
+    """Per `Stream Wait Event`, the `index` of the kernel its thread launches next on the
+    waiting stream (from its `cudaStreamWaitEvent` on); NaN for none."""
+    calls = table[(table["stream"] == -1) & (table["name"] == "cudaStreamWaitEvent")]
+    calls = calls.drop_duplicates("correlation")[["correlation", "ts", "track"]]
+    asked = pd.DataFrame({"correlation": waits["correlation"].to_numpy(),
+                          "stream": waits["stream"].to_numpy(),
+                          "order": np.arange(len(waits))}).merge(calls, on="correlation")
+    found = pd.merge_asof(asked.sort_values("ts", kind="stable"),
+                          _launches(table)[["ts", "track", "stream", "kernel"]], on="ts",
+                          by=["track", "stream"], direction="forward")
+    out = np.full(len(waits), np.nan)
+    out[found["order"].to_numpy()] = found["kernel"].to_numpy(np.float64)
+    return out
+
+
+def _call_nodes(clipped: pd.DataFrame, correlation: np.ndarray, row_of: pd.Series,
+                nodes: np.ndarray) -> np.ndarray:
+    """The node of the runtime call of each correlation, -1 where the call has none."""
+    calls = _runtime_of(clipped).reindex(correlation)
+    return _row_nodes(calls["index"].to_numpy(), row_of, nodes)
+
+
+def _row_nodes(indices: np.ndarray, row_of: pd.Series, nodes: np.ndarray) -> np.ndarray:
+    """The node of each event `index` (NaN allowed), -1 where it is not in the graph."""
+    rows = row_of.reindex(indices).to_numpy()
+    known = ~np.isnan(rows)
+    out = np.full(rows.shape[0], -1, np.int64)
+    out[known] = nodes[rows[known].astype(np.int64)]
+    return out
 
 
 def _edges(begin: np.ndarray, end: np.ndarray, weight: np.ndarray, kind: str,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..analysis.hosts import host_parts
 from ..analysis.kineto import events_of, innermost_enclosing, int_stat, meta_categories, rank_of
-from ..analysis.kineto.gpu_time import STEP_MARK, gpu_work_streams
+from ..analysis.kineto.gpu_time import STEP_MARK, gpu_work_streams, stream_ids
 from ..analysis.kineto.trace_diff import step_events
 from ..profile.model import PS_PER_US, Profile
 
@@ -32,12 +32,21 @@ in its host's profile (a thread, or a GPU stream's lane);
 spans it (-1 elsewhere); `iteration`: the profiler step the event belongs to, as HTA assigns
 it (analysis/trace_diff.step_events: a host event by its start, GPU work by its launch call; -1
 for none)."""
+SYNC_COLUMNS = ["index", "ts", "dur", "end", "name", "stream", "correlation", "pid",
+                "wait_on_stream", "wait_on_record"]
+"""A rank's CUDA syncs as the GPU side states them (Kineto's `cuda_sync` events: `Stream Sync`,
+`Context Sync`, `Event Sync`, `Stream Wait Event`), times as in COLUMNS: `stream` -1 for a
+device-wide or event sync; `wait_on_stream` and `wait_on_record` the stream and the
+`cudaEventRecord` correlation an event sync waits on (-1 where none). HTA's critical path links
+them; they are not rows of the rank's table (a device-wide sync has no stream, and HTA's other
+analyses never see it)."""
 GPU_ANNOTATION = "gpu_user_annotation"
 """Kineto's copy of a `record_function` range on the stream its kernels ran on: no `stream`
 arg, so HTA holds it as it holds host events (stream -1), on its GPU's lane."""
 KERNEL_LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction)")
 """HTA's kernel launch calls (KERNEL_LAUNCH_CATEGORY_PATTERN)."""
 BANDWIDTH_ARG = "memory bandwidth (GB/s)"
+SYNC_CATEGORY = "cuda_sync"
 
 
 def last_step_start(profile: Profile) -> int | None:
@@ -126,19 +135,54 @@ def rank_tables(profile: Profile) -> dict[int, pd.DataFrame]:
     """Every rank's table (host_events), by rank, memoized. One rank per host file, its rank
     from the trace header (analysis/kineto.rank_of). As in HTA, the ranks share one clock
     whose 0 is the earliest event any of them kept."""
-    def build() -> dict[int, pd.DataFrame]:
+    return _ranked(profile)[0]
+
+
+def rank_syncs(profile: Profile) -> dict[int, pd.DataFrame]:
+    """Every rank's syncs (SYNC_COLUMNS) on its table's clock, by rank, memoized."""
+    return _ranked(profile)[1]
+
+
+def _ranked(profile: Profile) -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame]]:
+    def build() -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame]]:
         parts = host_parts(profile, _ranked_events)
         shifts = [p.part[1]["ts"].min() + p.shift_ps / PS_PER_US for p in parts
                   if len(p.part[1])]
         origin = min(shifts, default=0.0)
-        out = {}
+        tables, syncs = {}, {}
         for part in parts:
-            rank, frame = part.part
+            rank, frame, sync = part.part
             shift = part.shift_ps / PS_PER_US - origin
-            out[rank] = frame.assign(ts=frame["ts"] + shift, end=frame["end"] + shift)
-        return dict(sorted(out.items()))
+            tables[rank] = frame.assign(ts=frame["ts"] + shift, end=frame["end"] + shift)
+            syncs[rank] = sync.assign(ts=sync["ts"] + shift, end=sync["end"] + shift)
+        return dict(sorted(tables.items())), dict(sorted(syncs.items()))
     return profile.memo(("hta_face", "rank_tables"), build)
 
 
-def _ranked_events(profile: Profile) -> tuple[int, pd.DataFrame]:
-    return rank_of(profile), host_events(profile)
+def _ranked_events(profile: Profile) -> tuple[int, pd.DataFrame, pd.DataFrame]:
+    return rank_of(profile), host_events(profile), sync_events(profile)
+
+
+def sync_events(profile: Profile) -> pd.DataFrame:
+    """One host's `cuda_sync` events (SYNC_COLUMNS) whose call is in its table (the same cut
+    at the last step), by start."""
+    table = host_events(profile)
+    calls = table.loc[table["stream"] == -1, "correlation"].to_numpy()
+    syncs = events_of(profile, [SYNC_CATEGORY], "device")
+    has_corr, correlation = int_stat(profile, syncs, "correlation")
+    keep = has_corr & np.isin(correlation, calls[calls >= 0])
+    syncs, correlation = syncs[keep], correlation[keep]
+    start = profile.start_ps[syncs]
+    end = start + profile.duration_ps[syncs]
+    has_device, device = int_stat(profile, syncs, "device")
+    has_wait, wait_stream = int_stat(profile, syncs, "wait_on_stream")
+    has_record, record = int_stat(profile, syncs, "wait_on_cuda_event_record_corr_id")
+    names = profile.metadata["name"].to_numpy(dtype=object)
+    return pd.DataFrame({
+        "index": syncs, "ts": start / PS_PER_US, "dur": (end - start) / PS_PER_US,
+        "end": end / PS_PER_US, "name": names[profile.meta[syncs]].astype(str),
+        "stream": stream_ids(profile.stat_column(syncs, "stream")),
+        "correlation": correlation, "pid": np.where(has_device, device, 0),
+        "wait_on_stream": np.where(has_wait, wait_stream, -1),
+        "wait_on_record": np.where(has_record, record, -1),
+    }, columns=SYNC_COLUMNS).sort_values("ts", kind="stable", ignore_index=True)

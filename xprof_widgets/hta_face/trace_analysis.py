@@ -23,7 +23,7 @@ from ..profile.locate import find_runs
 from ..profile.model import Profile
 from . import annotations, breakdowns, launches, memory_bw, sequences, stragglers
 from .critical_path import CPGraph, critical_path_graph
-from .events import rank_tables
+from .events import rank_syncs, rank_tables
 
 DEFAULT_TRACE_DIR = "/tmp/trace"
 """HTA 0.5's default `trace_dir`."""
@@ -195,7 +195,8 @@ class TraceAnalysis:
         them) whose name holds `annotation` ("" for the whole trace): the graph and whether
         its longest path was found; None where no event is so named."""
         rank = self._ranks([rank])[0]
-        graph = critical_path_graph(self._tables()[rank], rank, annotation, instance_id,
+        graph = critical_path_graph(self._tables()[rank], rank_syncs(self.profile)[rank],
+                                    rank, annotation, instance_id,
                                     self._event_base(rank))
         return None if graph is None else (graph, graph.critical_path())
 
