@@ -56,6 +56,16 @@ def kernel_reaches(page, expression: str, expected, timeout_s: float = 10.0):
     return value
 
 
+def view_reaches(page, widget, centre: float, timeout_s: float = 5.0) -> tuple[float, float]:
+    """The view's window once it is centred on `centre` (the view moves on the frame after
+    the state that asked for it is set), or as it is at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while (sum(window := view_window(widget)) / 2 != pytest.approx(centre, rel=1e-9)
+           and time.monotonic() < deadline):
+        page.wait_for_timeout(100)
+    return window
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("app_name", ["lab", "notebook7"])
 def test_pin_hide_and_bookmarks(app_name, request):
@@ -143,7 +153,7 @@ def test_pin_hide_and_bookmarks(app_name, request):
     widget.locator(".xw-tv-bookmarks-menu summary").click()
     widget.locator(".xw-tv-bookmarks-menu button[data-go='bookmark 2']").click()
     wait_data(page, "bookmark", "v === 'bookmark 2'")
-    s, e = view_window(widget)
+    s, e = view_reaches(page, widget, marks[1]["start_us"])
     assert (s + e) / 2 == pytest.approx(marks[1]["start_us"], rel=1e-9)
     harness.screenshot(widget, f"trace_marks_bookmarks_{app_name}")
     widget.locator(".xw-tv-bookmarks-menu summary").click()
