@@ -336,7 +336,9 @@ def _gpu_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
     same = k_stream[by_stream][1:] == k_stream[by_stream][:-1]
     prev[by_stream[1:][same]] = kernels[by_stream[:-1][same]]
     ts, end = clipped["ts"].to_numpy(), clipped["end"].to_numpy()
-    waited = _waited_kernels(table, clipped, syncs, kernels, kernel_place, sync_place, row_of)
+    recorded = _recorded_kernels(table, syncs)
+    waited = _waited_kernels(table, clipped, syncs, recorded, kernels, kernel_place, sync_place,
+                             row_of)
     has_wait = waited >= 0
     wait_end = np.where(has_wait, end[np.maximum(waited, 0)], -np.inf)
     has_prev = prev >= 0
@@ -353,12 +355,12 @@ def _gpu_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
                ts[kernels[launch]] - ts[call_row[launch]], KERNEL_LAUNCH_DELAY, -1),
         _edges(end_node[prev[gap]], start_node[kernels[gap]],
                ts[kernels[gap]] - end[prev[gap]], KERNEL_KERNEL_DELAY, index[prev[gap]]),
-        _sync_edges(table, clipped, syncs, kernels, (kernel_place, sync_place), row_of,
+        _sync_edges(clipped, syncs, recorded, kernels, (kernel_place, sync_place), row_of,
                     end_node)]
     return pd.concat(frames, ignore_index=True)
 
 
-def _sync_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
+def _sync_edges(clipped: pd.DataFrame, syncs: pd.DataFrame, recorded_kernels: pd.Series,
                 kernels: np.ndarray, at: tuple[np.ndarray, np.ndarray], row_of: pd.Series,
                 end_node: np.ndarray) -> pd.DataFrame:
     """GPU to CPU: a stream sync waits for its stream's last kernel before it (`at`: the
@@ -379,7 +381,7 @@ def _sync_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
         dsts.append(call_end[waits][ok])
     event = names == "Event Sync"
     if event.any():
-        recorded = _row_nodes(_recorded_kernels(table, syncs).reindex(
+        recorded = _row_nodes(recorded_kernels.reindex(
             syncs["wait_on_record"].to_numpy()[event]).to_numpy(), row_of, end_node)
         ok = (recorded >= 0) & (call_end[event] >= 0)
         srcs.append(recorded[ok])
@@ -389,7 +391,7 @@ def _sync_edges(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
 
 
 def _waited_kernels(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFrame,
-                    kernels: np.ndarray, kernel_place: np.ndarray, sync_place: np.ndarray,
+                    recorded: pd.Series, kernels: np.ndarray, kernel_place: np.ndarray, sync_place: np.ndarray,
                     row_of: pd.Series) -> np.ndarray:
     """Per kernel, the clipped row of the kernel a `cudaStreamWaitEvent` made it wait for (the
     kernel launched last on the event's stream before its `cudaEventRecord`), -1 for none. A
@@ -399,7 +401,7 @@ def _waited_kernels(table: pd.DataFrame, clipped: pd.DataFrame, syncs: pd.DataFr
     waits = np.flatnonzero(syncs["name"].to_numpy(dtype=object) == "Stream Wait Event")
     if not waits.shape[0]:
         return out
-    src = _recorded_kernels(table, syncs).reindex(
+    src = recorded.reindex(
         syncs["wait_on_record"].to_numpy()[waits]).to_numpy()
     dest = _next_kernels(table, syncs.iloc[waits])
     position = pd.Series(np.arange(kernels.shape[0]),
@@ -429,6 +431,8 @@ def _recorded_kernels(table: pd.DataFrame, syncs: pd.DataFrame) -> pd.Series:
     """Per `cudaEventRecord` correlation, the `index` of the kernel launched last on the
     event's GPU and stream (as the syncs waiting on it state them) at or before the record."""
     stated = syncs[syncs["wait_on_stream"] > -1].drop_duplicates("wait_on_record")
+    if not len(stated):  # no event sync: no launch to look up
+        return pd.Series(dtype=np.float64)
     records = table[(table["stream"] == -1) & (table["name"] == "cudaEventRecord")][
         ["correlation", "ts"]].merge(
         stated[["wait_on_record", "wait_on_stream", "pid"]].rename(
