@@ -85,6 +85,20 @@ def test_counter_values(trace_path):
     assert profile.counter_values(idx).tolist() == [1024.0, 4096.0]
 
 
+def test_a_counter_with_ids_is_a_series_per_id(tmp_path):
+    """HTA's queue lengths: one name, a series per stream (`id`); merged, they would draw one
+    line jumping between the streams' values."""
+    events = [{"ph": "C", "pid": 0, "name": "Queue Length", "id": stream, "ts": ts,
+               "args": {"Queue Length": value}}
+              for stream, ts, value in ((7, 1, 1), (20, 2, 3), (7, 3, 0), (20, 4, 2))]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = xw.open_profile(path)
+    for stream, values in ((7, [1.0, 0.0]), (20, [3.0, 2.0])):
+        idx = profile.event_indices(track=f"Queue Length id: {stream}")
+        assert profile.counter_values(idx).tolist() == values
+
+
 def test_unsupported_phases_become_one_warning(trace_path):
     warnings = xw.open_profile(trace_path).warnings
     assert warnings == [(f"{trace_path}: skipped 1 of 14 events: 1 event of unsupported phases "

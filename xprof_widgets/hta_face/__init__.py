@@ -5,7 +5,8 @@ it. Its modules hold the analyses only HTA's interface asks for (launch stats, q
 bandwidth); the breakdowns shared with the Overview live in analysis/kineto/gpu_time.py.
 """
 
+from .counters import TimeSeriesTypes
 from .trace_analysis import TraceAnalysis
 from .trace_diff import DeviceType, TraceDiff
 
-__all__ = ["DeviceType", "TraceAnalysis", "TraceDiff"]
+__all__ = ["DeviceType", "TimeSeriesTypes", "TraceAnalysis", "TraceDiff"]

@@ -12,6 +12,7 @@ made from the decoded columns in a few numpy passes: no event is visited in Pyth
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -143,24 +144,43 @@ def rank_syncs(profile: Profile) -> dict[int, pd.DataFrame]:
     return _ranked(profile)[1]
 
 
-def _ranked(profile: Profile) -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame]]:
-    def build() -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame]]:
+def rank_files(profile: Profile) -> dict[int, RankFile]:
+    """Every rank's trace file, and where its table's clock puts the file's own `ts`."""
+    return _ranked(profile)[2]
+
+
+@dataclass(frozen=True)
+class RankFile:
+    """A rank's trace file: `ts` in it is (zero_ps + a table time in ps) / 1e6 us."""
+
+    path: str
+    zero_ps: int
+
+
+def _ranked(profile: Profile) -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame],
+                                       dict[int, RankFile]]:
+    def build() -> tuple[dict[int, pd.DataFrame], dict[int, pd.DataFrame],
+                         dict[int, RankFile]]:
         parts = host_parts(profile, _ranked_events)
         shifts = [p.part[1]["ts"].min() + p.shift_ps / PS_PER_US for p in parts
                   if len(p.part[1])]
         origin = min(shifts, default=0.0)
-        tables, syncs = {}, {}
+        tables, syncs, files = {}, {}, {}
         for part in parts:
-            rank, frame, sync = part.part
+            rank, frame, sync, path, file_zero_ps = part.part
             shift = part.shift_ps / PS_PER_US - origin
             tables[rank] = frame.assign(ts=frame["ts"] + shift, end=frame["end"] + shift)
             syncs[rank] = sync.assign(ts=sync["ts"] + shift, end=sync["end"] + shift)
-        return dict(sorted(tables.items())), dict(sorted(syncs.items()))
+            files[rank] = RankFile(path, file_zero_ps - part.shift_ps
+                                   + round(origin * PS_PER_US))
+        return (dict(sorted(tables.items())), dict(sorted(syncs.items())),
+                dict(sorted(files.items())))
     return profile.memo(("hta_face", "rank_tables"), build)
 
 
-def _ranked_events(profile: Profile) -> tuple[int, pd.DataFrame, pd.DataFrame]:
-    return rank_of(profile), host_events(profile), sync_events(profile)
+def _ranked_events(profile: Profile) -> tuple[int, pd.DataFrame, pd.DataFrame, str, int]:
+    return (rank_of(profile), host_events(profile), sync_events(profile),
+            profile.host_sources[0], profile.file_zero_ps)
 
 
 def sync_events(profile: Profile) -> pd.DataFrame:

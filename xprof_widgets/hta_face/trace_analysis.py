@@ -21,9 +21,9 @@ from ..errors import ProfileError
 from ..opening import open_profile
 from ..profile.locate import find_runs
 from ..profile.model import Profile
-from . import annotations, breakdowns, launches, memory_bw, sequences, stragglers
+from . import annotations, breakdowns, counters, launches, memory_bw, sequences, stragglers
 from .critical_path import CPGraph, critical_path_graph
-from .events import rank_syncs, rank_tables
+from .events import rank_files, rank_syncs, rank_tables
 
 DEFAULT_TRACE_DIR = "/tmp/trace"
 """HTA 0.5's default `trace_dir`."""
@@ -186,6 +186,29 @@ class TraceAnalysis:
     def get_memory_bw_summary(self, ranks: Sequence[int] | None = None) -> pd.DataFrame | None:
         """`describe()` of the non-zero bandwidth per rank (default [0]) and kind of copy."""
         return memory_bw.bandwidth_summary(self.get_memory_bw_time_series(ranks))
+
+    # ---- counters in the trace ----------------------------------------------------------------
+    def generate_trace_with_counters(self, time_series: Any = None,
+                                     ranks: Sequence[int] | None = None,
+                                     output_suffix: str = "_with_counters") -> list[str]:
+        """Writes each rank's trace (default [0]) again beside it, as
+        `<name><output_suffix>.json[.gz]`, with HTA's counters added: each stream's queue length
+        and each kind of copy's bandwidth (`time_series`: TimeSeriesTypes flags, both by
+        default). Returns the paths written (HTA returns None)."""
+        names = counters.wanted(time_series)
+        ranks = self._ranks(ranks)
+        queues = (self.get_queue_length_time_series(ranks) if "QUEUE_LENGTH" in names else {})
+        copies = (self.get_memory_bw_time_series(ranks) if "MEMCPY_BANDWIDTH" in names else {})
+        files = rank_files(self.profile)
+        written = []
+        for rank in ranks:
+            if rank not in queues and rank not in copies:
+                continue  # as HTA: a rank with no counter gets no file
+            events = counters.counter_events(queues.get(rank), copies.get(rank),
+                                             files[rank].zero_ps)
+            written.append(counters.write_with_counters(files[rank], events,
+                                                        output_suffix or "_with_counters"))
+        return written
 
     # ---- critical path ------------------------------------------------------------------------
     def critical_path_analysis(self, rank: int, annotation: str,

@@ -95,6 +95,14 @@ def _key(value: Any, default: Any, coerced: Counter, field: str) -> Any:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _counter_name(name: str, counter_id: Any) -> str:
+    """A counter's track: its name, and its `id` where it has one (one series per id, named
+    as Perfetto names it)."""
+    if counter_id is None or isinstance(counter_id, (dict, list)):
+        return name
+    return f"{name} id: {counter_id}"
+
+
 def _name(value: Any, coerced: Counter) -> str:
     if type(value) is str:
         return value
@@ -275,7 +283,7 @@ class ChromeBuilder:
             coerced["args"] += 1
             args = {"args": args}
         if ph == "C":
-            self._counter(name, category, pid, raw_ts, args, index)
+            self._counter(_counter_name(name, ev.get("id")), category, pid, raw_ts, args, index)
             return
         key = (pid, tid, False)
         if ph == "B":
@@ -469,7 +477,7 @@ class ChromeBuilder:
             meta_stats=[{} if c is None else {"category": c} for _, c in names],
             details=args,
             counter_values=counters if np.isfinite(counters).any() else None,
-            flow_edges=flows, warnings=self.warnings())
+            flow_edges=flows, warnings=self.warnings(), ts_base_ns=self.base_ns)
 
     def _parsed_rows(self, args: ChromeArgs) -> tuple[Rows, tuple[list, list] | None]:
         """The rows of events parsed here as columns (times filled in later, from the raw

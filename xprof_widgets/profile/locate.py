@@ -217,6 +217,17 @@ class FileSystem:
         except OSError as exc:
             raise ProfileError(f"{path}: cannot be read ({exc}).") from exc
 
+    def write(self, path: str, data: bytes) -> None:
+        """Writes a whole file (a trace with events added): local, or to the remote store."""
+        if self.remote:
+            self._call(path, self.fs.pipe_file, path, data, timed=False)
+            return
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except OSError as exc:
+            raise ProfileError(f"{path}: cannot be written ({exc}).") from exc
+
     def map(self, path: str) -> bytes | MappedFile:
         """The file's bytes for a decoder that only reads them: a local file is mapped
         (profile/mapped.py), a remote one read."""

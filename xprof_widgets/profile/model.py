@@ -79,6 +79,19 @@ class Profile:
         once the rows are made, so they may change then."""
         return self._tracks[~self._derived_tracks]
 
+    @property
+    def host_sources(self) -> list[str]:
+        """Each host's file (path or URL), in host order."""
+        return [h.source for h in self._hosts]
+
+    @property
+    def file_zero_ps(self) -> int:
+        """A single host's time 0 as its file's own clock reads it, in ps: a Chrome event's
+        `ts` is (file_zero_ps + start_ps) / 1e6 us. What writes events back into the file."""
+        if len(self._hosts) != 1:
+            raise ValueError(f"{self.source}: file_zero_ps is a single host's (per_host()).")
+        return int(self.origin_ps) - self._hosts[0].ts_base_ns * 1000
+
     def derive_rows(self) -> None:
         """Makes the rows of TPU cores and GPU streams XProf derives from their ops, if not made
         yet. A single host's decode leaves them out; the first use of `tracks`, `events`, SQL,

@@ -74,6 +74,7 @@ class HostTrace:
     flow_edges: np.ndarray | None = None  # int64 rows (from event, to event, flow id)
     derived: np.ndarray | None = None  # bool per event: made here as XProf derives it, not read
     warnings: list[str] = field(default_factory=list)
+    ts_base_ns: int = 0  # the epoch ns a Chrome file's own `ts` values count from (its header's)
     # Makes the rows XProf derives for TPU cores and GPU streams, left out of the decode until
     # first needed: (this trace, ps its times were moved back by) -> the trace with them.
     deferred: Callable[[HostTrace, int], HostTrace] | None = None
