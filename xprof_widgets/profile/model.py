@@ -441,7 +441,7 @@ class Profile:
         kept = {"source": self.source, "run": self.run, "_closed": True}
         self.__dict__.clear()  # columns, tables, the trace index and analyses in `memo`
         self.__dict__.update(kept)
-        release_memory()
+        release_memory(collect=False)  # what the profile held is freed now, no cycle left
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names not set: after `close`, every one of the data's.

@@ -13,9 +13,14 @@ import gc
 import sys
 
 
-def release_memory() -> None:
-    """Frees the profiles no one holds and returns the heap's free pages to the system."""
-    gc.collect()
+def release_memory(collect: bool = True) -> None:
+    """Frees the profiles no one holds and returns the heap's free pages to the system.
+
+    collect=False skips the cycle collector, for a caller that has freed its data itself: a
+    full collection walks every object of the kernel (measured: 2 s over 1.7 million objects
+    on a busy two-core machine), the user's too."""
+    if collect:
+        gc.collect()
     if not sys.platform.startswith("linux"):
         return
     import ctypes
