@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -255,3 +256,34 @@ def test_a_gpu_pod_lists_its_kernels_as_the_local_run(cluster, tmp_path):
                  xw.FrameworkOpStats(local).to_dataframe())
     frames_equal(xw.OpProfile(pod).to_dataframe(), xw.OpProfile(local).to_dataframe())
     pod.close()
+
+
+def test_hta_face_on_a_pod_answers_and_writes_as_locally(cluster, tmp_path):
+    """HTA's interface over the ranks of a Kineto job decoded on the workers: the queue
+    series and the traces written with counters equal the local run's; the critical path,
+    which reads a rank's events in the kernel, is refused naming the way out."""
+    import gzip
+    import json
+
+    from xprof_widgets.hta_face import TraceAnalysis
+    from xprof_widgets.pod.profile import NotDistributed
+
+    source = Path(__file__).resolve().parents[1] / "data" / "public" / "hta" / "trace_filter"
+    on_pod, here = tmp_path / "pod", tmp_path / "local"
+    for folder in (on_pod, here):
+        shutil.copytree(source, folder)
+    pod = TraceAnalysis(trace_dir=xw.open_profile(on_pod, client=cluster))
+    local = TraceAnalysis(trace_dir=str(here))
+    theirs, ours = (a.get_queue_length_time_series([0, 1]) for a in (local, pod))
+    for rank in (0, 1):
+        frames_equal(ours[rank], theirs[rank])
+    written = [pod.generate_trace_with_counters(ranks=[0, 1]),
+               local.generate_trace_with_counters(ranks=[0, 1])]
+    for mine, want in zip(*written, strict=True):
+        assert Path(mine).name == Path(want).name
+        counters = [[e for e in json.loads(gzip.decompress(Path(p).read_bytes()))["traceEvents"]
+                     if e.get("ph") == "C"] for p in (mine, want)]
+        assert counters[0] and counters[0] == counters[1]
+    with pytest.raises(NotDistributed, match="pick one host"):
+        pod.critical_path_analysis(rank=0, annotation="", instance_id=None)
+    pod.profile.close()
