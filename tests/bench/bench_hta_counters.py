@@ -26,14 +26,14 @@ t0 = time.perf_counter()
 {imports}
 a = TraceAnalysis(trace_dir={folder!r})
 t1 = time.perf_counter()
-a.generate_trace_with_counters()
+a.generate_trace_with_counters(ranks={ranks})
 t2 = time.perf_counter()
 written = [f for f in os.listdir({folder!r}) if "_with_counters" in f]
 result = {{"open": t1 - t0, "write": t2 - t1, "total": t2 - t0,
           "out_mb": os.path.getsize(os.path.join({folder!r}, written[0])) / 1e6}}
 """
-SIDES = {"HTA 0.5": "from hta.trace_analysis import TraceAnalysis",
-         "ours": "from xprof_widgets import TraceAnalysis"}
+SIDES = {"HTA 0.5": ("from hta.trace_analysis import TraceAnalysis", "sorted(a.t.traces)"),
+         "ours": ("from xprof_widgets import TraceAnalysis", "sorted(a._tables())")}
 
 
 def main() -> None:
@@ -48,11 +48,11 @@ def main() -> None:
         for fmt in args.formats.split(","):
             source = big_trace(corpus_path(SOURCE), label, fmt, CACHE / "kineto", template)
             got = {}
-            for side, imports in SIDES.items():
+            for side, (imports, ranks) in SIDES.items():
                 folder = tempfile.mkdtemp()
                 shutil.copy(source, folder)
                 try:
-                    got[side] = measure(RUN.format(imports=imports, folder=folder))
+                    got[side] = measure(RUN.format(imports=imports, folder=folder, ranks=ranks))
                 finally:
                     shutil.rmtree(folder)
             for step in ("open", "write", "total", "peak_rss_mb", "out_mb"):
