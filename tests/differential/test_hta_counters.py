@@ -127,6 +127,28 @@ def test_a_plain_json_trace_is_written_plain_and_a_trace_without_launches_gets_n
     assert not list(cpu.glob("*_with_counters*"))
 
 
+def test_a_trace_that_is_its_events_array_alone_gets_them_too(tmp_path):
+    folder = tmp_path / "list"
+    folder.mkdir()
+    events = _events(PUBLIC / TRACES["simple_add"][0][0])["traceEvents"]
+    (folder / "trace.json").write_text(json.dumps(events))
+    [path] = TraceAnalysis(trace_dir=str(folder)).generate_trace_with_counters()
+    written = json.loads(Path(path).read_text())
+    assert [e for e in written if e.get("ph") != "C"] == events
+    assert _series(written).keys() == _series(_htas_simple_add(tmp_path)).keys()
+
+
+def _htas_simple_add(tmp_path: Path) -> list[dict]:
+    """The counter events HTA writes for simple_add."""
+    pytest.importorskip("hta")
+    from hta.trace_analysis import TraceAnalysis as HtaAnalysis
+
+    folder = _job(tmp_path, "hta_list", TRACES["simple_add"][0])
+    HtaAnalysis(trace_dir=str(folder)).generate_trace_with_counters()
+    [path] = folder.glob("*_with_counters.json.gz")
+    return _events(path)["traceEvents"]
+
+
 def test_a_file_gone_since_it_was_opened_is_named(tmp_path):
     folder = _job(tmp_path, "gone", TRACES["simple_add"][0])
     analysis = TraceAnalysis(trace_dir=str(folder))

@@ -44,6 +44,7 @@ def wanted(time_series: Flag | None) -> set[str]:
 
 
 _TRACE_EVENTS = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
+_LIST_FORM = re.compile(rb"\s*\[\s*")  # a trace that is the events' array alone
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -90,7 +91,7 @@ def write_with_counters(file: RankFile, events: list[str], output_suffix: str) -
     zipped = data[:2] == _GZIP_MAGIC
     if zipped:
         data = gzip.decompress(data)
-    found = _TRACE_EVENTS.search(data)
+    found = _LIST_FORM.match(data) or _TRACE_EVENTS.search(data)
     if found is None:
         raise ProfileError(f"{file.path}: no traceEvents array to add the counters to.")
     at = found.end()
