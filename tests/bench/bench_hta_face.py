@@ -5,7 +5,8 @@ changed), each in a fresh interpreter, seconds per call side by side.
 
 The notebook is the calls of HTA's own trace_analysis_demo: open the run, the temporal, idle,
 kernel and overlap breakdowns, launch stats, queue length summary, copy bandwidth summary, user
-annotations, aten op launch delays, profiler steps and stragglers (all ranks, visualize=False).
+annotations, aten op launch delays, profiler steps and stragglers, and the traces written again
+with counters (all ranks, visualize=False).
 HTA's methods that cannot run here are shown as `—`. Take the figures on a quiet machine (the
 load average is printed); CPU seconds of the whole run are beside the wall seconds. No asserts.
 """
@@ -39,6 +40,7 @@ CALLS = [
     ("get_aten_op_kernels_and_delay", "a.get_aten_op_kernels_and_delay(ranks=ranks)"),
     ("get_profiler_steps", "a.get_profiler_steps()"),
     ("get_potential_stragglers", "a.get_potential_stragglers()"),
+    ("generate_trace_with_counters", "a.generate_trace_with_counters(ranks=ranks)"),
 ]
 NOTEBOOK = """
 import logging, os, shutil, tempfile, time, warnings

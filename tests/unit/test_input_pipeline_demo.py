@@ -57,11 +57,11 @@ def test_every_step_is_found(analysis):
 
 def test_per_step_input_share_matches_the_injected_stalls(analysis, profile):
     steps = analysis.steps.set_index("step")
-    # The steps that wait for input most of their time are those the demo stalled...
-    midway = (demo.MIN_INPUT_SHARE_BOUND + demo.MAX_INPUT_SHARE_OTHER) / 2
-    stalled = steps.index[steps["input_share"] >= midway].tolist()
-    assert stalled == [k for k in demo.input_bound_steps(demo.DEFAULT_STEPS) if k in COUNTED]
-    assert (steps.loc[stalled, "input_share"] >= demo.MIN_INPUT_SHARE_BOUND).all()
+    # The steps that wait for input longest are those the demo stalled (a fresh run's shares
+    # move with the machine's load: test_demo)...
+    injected_stalls = [k for k in demo.input_bound_steps(demo.DEFAULT_STEPS) if k in COUNTED]
+    ranked = steps["input_share"].sort_values(ascending=False).index.tolist()
+    assert sorted(ranked[:len(injected_stalls)]) == injected_stalls, steps["input_share"]
     # ...and each step waits as long as the demo measured (our input_share also counts the
     # step's host-to-device copies, which a busy machine can slow down).
     injected = demo_shares(profile)
