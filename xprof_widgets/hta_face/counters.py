@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import posixpath
 import re
 from enum import Flag, auto
 
@@ -79,7 +80,7 @@ def _file_ts(ts_us: np.ndarray, zero_ps: int) -> pd.Series:
     ps = np.rint(ts_us * PS_PER_US).astype(np.int64) + rest_ps
     whole = pd.Series(ps // PS_PER_US + whole_us).astype(str)
     fraction = pd.Series(ps % PS_PER_US)
-    digits = ("." + fraction.map("{:06d}".format).str.rstrip("0")).where(fraction > 0, "")
+    digits = ("." + fraction.astype(str).str.zfill(6).str.rstrip("0")).where(fraction > 0, "")
     return whole + digits.to_numpy(object)
 
 
@@ -98,16 +99,14 @@ def write_with_counters(file: RankFile, events: list[str], output_suffix: str) -
     empty = data[at:at + 1] == b"]"
     added = ",\n".join(events).encode()
     out = data[:at] + added + (b"" if empty or not events else b",\n") + data[at:]
-    path = _output_path(file.path, output_suffix)
+    path = _output_path(fs, file.path, output_suffix)
     fs.write(fs.strip(path), gzip.compress(out, compresslevel=6) if zipped else out)
     return path
 
 
-def _output_path(path: str, suffix: str) -> str:
+def _output_path(fs: FileSystem, path: str, suffix: str) -> str:
     """HTA's name: the first `.json` of the file's name gets the suffix before it."""
-    split = path.rpartition("/") if "://" in path else (*os.path.split(path)[:1], os.sep,
-                                                         os.path.basename(path))
-    head, sep, name = split
+    head, name = posixpath.split(path) if fs.remote else os.path.split(path)
     if ".json" not in name:
         raise ProfileError(f"{path}: the file's name has no .json to put {suffix!r} before.")
-    return (head + sep if head else "") + name.replace(".json", f"{suffix}.json", 1)
+    return fs.join(head, name.replace(".json", f"{suffix}.json", 1))
